@@ -1,0 +1,248 @@
+"""The inner loop for one ticket: safety, classify, retrieve, draft, check, stage.
+
+This is the only module that knows the order of the stages. Each stage returns a result; the
+pipeline appends it to the trace (persisted as it goes) and decides what happens next.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from supportagent.agent.evidence import EvidenceGate, reformulate
+from supportagent.agent.grounding import check_grounding
+from supportagent.agent.knowledge import Knowledge
+from supportagent.agent.safety import screen
+from supportagent.agent.tools import GateDecision, ToolDenied, ToolGate
+from supportagent.domain import (
+    Bucket,
+    Classification,
+    DocKind,
+    Draft,
+    EvidenceDecision,
+    Hit,
+    Outcome,
+    SafetyResult,
+    Status,
+    Ticket,
+    TraceEvent,
+    Verdict,
+)
+from supportagent.engines.base import Engine
+from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
+from supportagent.store.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineConfig:
+    max_revisions: int = 2
+    max_reformulations: int = 2
+    evidence_k: int = 6
+    evidence_threshold: float | None = None
+
+
+class _Trace:
+    """Collects a run's events and writes each one to the store as soon as it happens."""
+
+    def __init__(self, store: Store, ticket_id: str, attempt: int) -> None:
+        self.store, self.ticket_id, self.attempt = store, ticket_id, attempt
+        self.events: list[TraceEvent] = []
+        self._t0 = time.perf_counter()
+
+    def add(self, stage: str, status: str, **detail: Any) -> None:
+        now = time.perf_counter()
+        event = TraceEvent(stage, status, detail, (now - self._t0) * 1000)
+        self._t0 = now
+        self.store.record_trace_event(self.ticket_id, self.attempt, len(self.events), event)
+        self.events.append(event)
+
+    def tool(self, decision: GateDecision) -> None:
+        status = "allowed" if decision.allowed else "denied"
+        self.add(
+            "tool", status, tool=decision.tool, reason=decision.reason, args=decision.arguments
+        )
+
+
+class Pipeline:
+    """Runs tickets through the stages with one engine over one store and one knowledge base."""
+
+    def __init__(
+        self,
+        store: Store,
+        knowledge: Knowledge,
+        engine: Engine,
+        config: PipelineConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.knowledge = knowledge
+        self.engine = engine
+        self.config = config or PipelineConfig()
+        threshold = self.config.evidence_threshold
+        self.evidence_gate = EvidenceGate() if threshold is None else EvidenceGate(threshold)
+
+    def run(self, ticket_id: str, on_stage: Callable[[str], None] | None = None) -> Outcome:
+        """Take one ticket from the inbox to a staged outcome, tracing every step."""
+        attempt = self.store.begin_attempt(ticket_id)
+        trace = _Trace(self.store, ticket_id, attempt)
+        gate = ToolGate(self._tools(), on_decision=trace.tool)
+        notify = on_stage or (lambda _stage: None)
+
+        def stage(
+            status: Status,
+            reason: str,
+            bucket: Bucket | None,
+            safety: SafetyResult | None,
+            draft: Draft | None = None,
+        ) -> Outcome:
+            notify("stage")
+            outcome = Outcome(
+                ticket_id, status, reason, bucket, draft, safety, (), self.engine.name
+            )
+            gate.call("stage_draft", outcome=outcome, attempt=attempt)
+            trace.add("stage", status.value, reason_code=reason)
+            return Outcome(
+                ticket_id,
+                status,
+                reason,
+                bucket,
+                draft,
+                safety,
+                tuple(trace.events),
+                self.engine.name,
+            )
+
+        ticket: Ticket = gate.call("get_ticket", ticket_id=ticket_id)
+        notify("safety")
+        safety = screen(ticket.text)
+        trace.add(
+            "safety", "escalate" if safety.auto_escalate else "pass", **safety_to_json(safety)
+        )
+        if safety.auto_escalate:
+            return stage(Status.ESCALATED, safety.reason_code, Bucket.NEEDS_HUMAN, safety)
+
+        notify("classify")
+        classification = self.engine.classify(ticket, safety)
+        trace.add("classify", classification.bucket.value, **_classification(classification))
+        if classification.bucket is Bucket.NOT_A_QUESTION:
+            return stage(Status.ROUTED, classification.reason_code, classification.bucket, safety)
+        if classification.bucket is Bucket.NEEDS_HUMAN:
+            return stage(
+                Status.ESCALATED, classification.reason_code, classification.bucket, safety
+            )
+
+        notify("retrieve")
+        decision = self._gather(ticket, gate, trace)
+        if not decision.sufficient:
+            return stage(Status.ESCALATED, "weak_evidence", Bucket.ANSWERABLE, safety)
+
+        notify("draft")
+        draft, verdict = self._draft_and_check(ticket, decision.hits, gate, trace, notify)
+        if verdict.passed:
+            return stage(Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, safety, draft)
+        return stage(
+            Status.ESCALATED,
+            verdict.reason_code or "check_failed",
+            Bucket.ANSWERABLE,
+            safety,
+            draft,
+        )
+
+    # --- stages --------------------------------------------------------------------------
+
+    def _gather(self, ticket: Ticket, gate: ToolGate, trace: _Trace) -> EvidenceDecision:
+        """Search, judge the evidence, and reformulate up to the cap while it is too weak."""
+        query: str | None = ticket.text
+        decision: EvidenceDecision | None = None
+        for attempt in range(self.config.max_reformulations + 1):
+            if attempt > 0:
+                query = reformulate(ticket, attempt)
+                if query is None:
+                    break
+                trace.add("reformulate", "retry", attempt=attempt, query=query)
+            assert query is not None
+            hits = self._search(gate, query)
+            trace.add("retrieve", "ok", query=query, hits=[hit_to_json(h) for h in hits])
+            decision = self.evidence_gate.assess(ticket, hits, query, attempt, self.knowledge.idf)
+            trace.add(
+                "evidence",
+                "sufficient" if decision.sufficient else "weak",
+                coverage=decision.top_score,
+                reason=decision.reason,
+                attempt=attempt,
+            )
+            if decision.sufficient:
+                break
+        assert decision is not None
+        return decision
+
+    def _search(self, gate: ToolGate, query: str) -> list[Hit]:
+        k = self.config.evidence_k
+        docs: list[Hit] = gate.call("search_docs", query=query, k=k)
+        resolved: list[Hit] = gate.call("search_resolved", query=query, k=k)
+        merged = sorted([*docs, *resolved], key=lambda h: (-h.score, h.rank, h.id))[:k]
+        return [Hit(h.passage, rank, h.score, h.signals) for rank, h in enumerate(merged, start=1)]
+
+    def _draft_and_check(
+        self,
+        ticket: Ticket,
+        hits: Sequence[Hit],
+        gate: ToolGate,
+        trace: _Trace,
+        notify: Callable[[str], None],
+    ) -> tuple[Draft, Verdict]:
+        """Draft, check, revise while the checker objects (at most ``max_revisions`` times)."""
+        passages = [h.passage for h in hits]
+        draft: Draft | None = None
+        verdict: Verdict | None = None
+        for revision in range(self.config.max_revisions + 1):
+            previous = draft
+            draft = self.engine.draft(ticket, hits, previous, verdict)
+            trace.add("draft", f"revision {revision}", **draft_to_json(draft))
+            for request in draft.tool_requests:
+                try:
+                    gate.call(request.name, **request.arguments)
+                except ToolDenied as denied:
+                    trace.add("gate", "denied", tool=denied.name, reason=denied.reason)
+            if previous is not None and previous.sentences == draft.sentences:
+                trace.add("revise", "unchanged", reason="the drafter could not fix the problems")
+                assert verdict is not None
+                return draft, verdict
+            notify("check")
+            verdict = check_grounding(draft, passages)
+            if verdict.passed:
+                verdict = self.engine.check(ticket, draft, hits)
+            trace.add(
+                "check",
+                "pass" if verdict.passed else "fail",
+                checker=verdict.checker,
+                problems=[
+                    {"code": p.code, "message": p.message, "sentence": p.sentence}
+                    for p in verdict.problems
+                ],
+            )
+            if verdict.passed:
+                break
+        assert draft is not None and verdict is not None
+        return draft, verdict
+
+    # --- tools ---------------------------------------------------------------------------
+
+    def _tools(self) -> dict[str, Callable[..., Any]]:
+        def search(kind: DocKind) -> Callable[..., list[Hit]]:
+            return lambda query, k: self.knowledge.search(query, k=k, kinds={kind})
+
+        def stage_draft(outcome: Outcome, attempt: int) -> int:
+            return self.store.stage_outcome(outcome, attempt)
+
+        return {
+            "get_ticket": self.store.get_ticket,
+            "search_docs": search(DocKind.KB),
+            "search_resolved": search(DocKind.RESOLVED),
+            "stage_draft": stage_draft,
+        }
+
+
+def _classification(c: Classification) -> dict[str, Any]:
+    return {"reason_code": c.reason_code, "reason": c.reason, "confidence": c.confidence}

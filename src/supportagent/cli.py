@@ -1,0 +1,355 @@
+"""The `supportagent` command line: every command, with user errors turned into one clear line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from supportagent.agent.knowledge import Knowledge
+from supportagent.config import Settings, load_settings
+from supportagent.domain import Status, Ticket
+from supportagent.errors import UserError
+from supportagent.ingest import read_kb, read_resolved, read_tickets
+from supportagent.labels import bucket_accuracy, misses_by_kind, read_labels
+from supportagent.render import outcome_table, print_problems, trace_timeline
+from supportagent.review import amend, approve, reject
+from supportagent.runtime import (
+    build_engine,
+    build_pipeline,
+    demo_path,
+    load_demo,
+    open_store,
+)
+from supportagent.scheduler import run_inbox
+from supportagent.triage import triage_text
+
+app = typer.Typer(
+    help="Drafts grounded answers to support tickets for a human to review. Never sends them.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+T = TypeVar("T")
+
+
+class IngestKind(StrEnum):
+    kb = "kb"
+    resolved = "resolved"
+    tickets = "tickets"
+
+
+class Decision(StrEnum):
+    approve = "approve"
+    amend = "amend"
+    reject = "reject"
+
+
+class EngineChoice(StrEnum):
+    auto = "auto"
+    offline = "offline"
+    llm = "llm"
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    home: Path | None = typer.Option(None, help="Data directory [env SUPPORTAGENT_HOME]."),
+    engine: EngineChoice | None = typer.Option(None, help="offline or llm [default: auto]."),
+) -> None:
+    """Global options; every command reads settings from here, the environment and .env."""
+    ctx.obj = load_settings(home=home, engine=engine.value if engine else None)
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    settings = ctx.obj
+    assert isinstance(settings, Settings)
+    return settings
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """Run ``action``; a UserError becomes one red line and exit code 1, never a traceback."""
+    try:
+        return action()
+    except UserError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    kind: IngestKind = typer.Argument(..., help="kb, resolved or tickets"),
+    path: Path = typer.Argument(..., help="A file or a folder."),
+) -> None:
+    """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed."""
+    settings = _settings(ctx)
+
+    def run() -> int:
+        store = open_store(settings)
+        if kind is IngestKind.tickets:
+            tickets = read_tickets(path)
+            problems = list(tickets.problems)
+            report = store.add_tickets(tickets.records)
+            problems += [
+                f"{path}: ticket {i} is already in the store; skipped"
+                for i in report.skipped_existing
+            ]
+            loaded = f"{report.added} tickets added"
+        else:
+            docs = read_kb(path) if kind is IngestKind.kb else read_resolved(path)
+            problems = list(docs.problems)
+            report = store.upsert_documents(docs.records)
+            loaded = f"{report.added} {kind.value} documents added, {report.updated} updated"
+        print_problems(err, problems)
+        console.print(f"{loaded}; {len(problems)} rejected.")
+        return 1 if problems else 0
+
+    code = _guard(run)
+    raise typer.Exit(code)
+
+
+@app.command("load-demo")
+def load_demo_command(ctx: typer.Context) -> None:
+    """Load the demo corpus and inbox shipped with the package."""
+
+    def run() -> None:
+        store = open_store(_settings(ctx))
+        result = load_demo(store)
+        print_problems(err, result.problems)
+        console.print(
+            f"Demo loaded: {result.articles} articles, {result.resolved} resolved tickets, "
+            f"{result.tickets} inbox tickets."
+        )
+
+    _guard(run)
+
+
+@app.command("list-data")
+def list_data(ctx: typer.Context) -> None:
+    """What the store holds: documents by kind and tickets by status."""
+
+    def run() -> None:
+        store = open_store(_settings(ctx))
+        table = Table(title="Store")
+        table.add_column("what")
+        table.add_column("count", justify="right")
+        for kind, n in sorted(store.document_counts().items()):
+            table.add_row(f"documents: {kind}", str(n))
+        for status, n in sorted(store.status_counts().items()):
+            table.add_row(f"tickets: {status}", str(n))
+        console.print(table)
+        tickets = Table(title="Tickets")
+        for col in ("id", "priority", "status", "subject"):
+            tickets.add_column(col)
+        for ticket, status in store.list_tickets():
+            tickets.add_row(
+                ticket.id, str(ticket.priority), status.value, escape(ticket.subject[:70])
+            )
+        console.print(tickets)
+
+    _guard(run)
+
+
+@app.command()
+def agent(
+    ctx: typer.Context,
+    ticket_id: str = typer.Argument(..., help="The ticket to run."),
+    demo_forbidden_post: bool = typer.Option(
+        False, help="Demo: the drafter asks for a decoy post_to_customer tool; the gate refuses."
+    ),
+) -> None:
+    """Run the agent on one ticket and print its trace as a timeline."""
+    settings = _settings(ctx)
+
+    def run() -> None:
+        store = open_store(settings)
+        status = store.ticket_status(ticket_id)
+        if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF}:
+            raise UserError(f"Ticket {ticket_id} was already reviewed ({status.value}).")
+        engine = build_engine(settings, demo_forbidden_post=demo_forbidden_post)
+        pipeline = build_pipeline(settings, store, engine)
+        console.print(f"engine: {engine.name}")
+        outcome = pipeline.run(ticket_id)
+        trace_timeline(console, ticket_id, store.trace(ticket_id))
+        console.print(f"\n[bold]{outcome.status.value}[/bold] ({outcome.reason_code})")
+        if outcome.draft is not None:
+            console.print(escape(outcome.draft.answer))
+
+    _guard(run)
+
+
+@app.command()
+def inbox(
+    ctx: typer.Context,
+    labels: Path | None = typer.Option(
+        None, help="JSONL of expected buckets [default: the demo labels when the demo is loaded]."
+    ),
+    max_tickets: int | None = typer.Option(None, min=1, help="Stop after this many tickets."),
+) -> None:
+    """Work through every unhandled ticket, then print outcomes and bucket accuracy."""
+    settings = _settings(ctx)
+
+    def run() -> None:
+        store = open_store(settings)
+        engine = build_engine(settings)
+        pipeline = build_pipeline(settings, store, engine)
+        todo = len(store.unhandled_ticket_ids())
+        console.print(f"engine: {engine.name}; {todo} tickets to handle")
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=console, transient=False) as progress:
+            task = progress.add_task("tickets", total=min(todo, max_tickets or todo))
+            summary = run_inbox(
+                pipeline,
+                max_tickets=max_tickets,
+                on_start=lambda tid: progress.update(task, description=f"ticket {tid}"),
+                on_done=lambda _o: progress.advance(task),
+            )
+        console.print(f"{summary.processed} tickets handled ({summary.stopped_by}).")
+        staged = store.staged()
+        console.print(outcome_table((r.status.value, r.reason_code) for r in staged))
+        _print_accuracy(labels, {r.ticket.id: r.bucket for r in staged}, store.list_tickets())
+
+    _guard(run)
+
+
+def _print_accuracy(
+    labels_path: Path | None, predicted: dict[str, str | None], tickets: list[tuple[Ticket, Status]]
+) -> None:
+    if labels_path is None:
+        default = demo_path() / "labels.jsonl"
+        demo_ids = set(read_labels(default)) if default.exists() else set()
+        if not demo_ids or not demo_ids <= {t.id for t, _ in tickets}:
+            return
+        labels_path = default
+    labels = read_labels(labels_path)
+    accuracy = bucket_accuracy(predicted, labels)
+    console.print(
+        f"bucket accuracy: {accuracy.correct}/{accuracy.total} = {accuracy.value:.1%} "
+        f"(labels: {labels_path})"
+    )
+    for ticket_id, expected, got in accuracy.misses:
+        console.print(f"  miss {ticket_id}: expected {expected}, got {got}")
+    if accuracy.misses:
+        console.print(f"  misses by kind: {misses_by_kind(accuracy, labels)}")
+
+
+@app.command("review-queue")
+def review_queue(ctx: typer.Context) -> None:
+    """Drafts waiting for a human, newest first."""
+
+    def run() -> None:
+        store = open_store(_settings(ctx))
+        records = store.staged(Status.PENDING_REVIEW)
+        if not records:
+            console.print("No drafts are waiting for review.")
+            return
+        for record in records:
+            draft = record.draft or {}
+            console.print(
+                f"[bold]{record.ticket.id}[/bold]  {escape(record.ticket.subject)}  "
+                f"(confidence {draft.get('confidence', 0):.2f})"
+            )
+            console.print(f"  {escape(str(draft.get('answer', '')))}\n")
+
+    _guard(run)
+
+
+@app.command()
+def review(
+    ctx: typer.Context,
+    decision: Decision = typer.Argument(..., help="approve, amend or reject"),
+    ticket_id: str = typer.Argument(...),
+    text: str | None = typer.Argument(None, help="amend: the final answer; reject: the reason."),
+    reviewer: str = typer.Option("cli", help="Who decides (recorded with the decision)."),
+) -> None:
+    """Decide on a pending draft. Approved and amended answers join the resolved corpus."""
+    settings = _settings(ctx)
+
+    def run() -> None:
+        store = open_store(settings)
+        if decision is Decision.approve:
+            result = approve(store, None, ticket_id, reviewer)
+        elif decision is Decision.amend:
+            result = amend(store, None, ticket_id, text or "", reviewer)
+        else:
+            result = reject(store, ticket_id, text or "", reviewer)
+        added = (
+            f"; added {result.resolved_doc_id} to the resolved corpus"
+            if result.resolved_doc_id
+            else ""
+        )
+        console.print(f"{ticket_id}: {result.status.value}{added}.")
+
+    _guard(run)
+
+
+@app.command()
+def triage(
+    ctx: typer.Context,
+    ticket: str = typer.Option(..., "--ticket", help="The ticket text."),
+    as_json: bool = typer.Option(False, "--json", help="Print the structured result as JSON."),
+) -> None:
+    """One-shot: safety, retrieval and outcome for a ticket text, without touching the inbox."""
+    settings = _settings(ctx)
+
+    def run() -> None:
+        store = open_store(settings)
+        knowledge = Knowledge.from_store(store)
+        result = triage_text(settings, knowledge, ticket)
+        if as_json:
+            sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            return
+        trace_timeline(console, "(triage)", result["trace"])
+        console.print(f"\n[bold]{result['status']}[/bold] ({result['reason_code']})")
+        if result["answer"]:
+            console.print(escape(result["answer"]))
+
+    _guard(run)
+
+
+@app.command()
+def ui(
+    ctx: typer.Context,
+    host: str | None = typer.Option(None, help="Address to bind [default: 127.0.0.1]."),
+    port: int | None = typer.Option(None, help="Port [default: 5050]."),
+    demo: bool = typer.Option(False, help="Load the demo data first when the store is empty."),
+    work: bool = typer.Option(True, help="Work through the inbox in the background."),
+) -> None:
+    """Serve the web UI and let the agent work through the inbox."""
+    settings = _settings(ctx)
+
+    def run() -> None:
+        import uvicorn
+
+        from supportagent.web.app import create_app
+
+        store = open_store(settings)
+        if demo and not store.document_counts() and not store.status_counts():
+            load_demo(store)
+        bind_host, bind_port = host or settings.host, port or settings.port
+        application = create_app(settings, store, work=work)
+        console.print(f"SupportAgent UI on http://{bind_host}:{bind_port}/")
+        uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
+
+    _guard(run)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,56 @@
+"""Settings: one place, one order (explicit argument, environment, `.env`, default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything configurable, read from ``SUPPORTAGENT_*`` variables and ``.env``.
+
+    Secrets are ``SecretStr``: they print as ``**********`` and are never written anywhere.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="SUPPORTAGENT_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+    )
+
+    home: Path = Field(default=Path(".supportagent"), description="Data directory.")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default: SQLite file under home."
+    )
+    engine: Literal["auto", "offline", "llm"] = "auto"
+    max_revisions: int = Field(default=2, ge=0, le=5)
+    max_reformulations: int = Field(default=2, ge=0, le=5)
+    evidence_k: int = Field(default=6, ge=1, le=50)
+    confidence_threshold: float | None = Field(
+        default=None, description="Evidence gate threshold; default: the calibrated one."
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=5050, ge=1, le=65535)
+    token: SecretStr | None = None
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _expand_home(cls, value: object) -> object:
+        return Path(value).expanduser() if isinstance(value, str) else value
+
+    def resolved_database_url(self) -> str:
+        """The database URL, with ``postgresql://`` mapped to the psycopg 3 driver."""
+        url = self.database_url or f"sqlite:///{(self.home / 'supportagent.db').resolve()}"
+        if url.startswith("postgresql://") or url.startswith("postgres://"):
+            url = "postgresql+psycopg://" + url.split("://", 1)[1]
+        return url
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment and ``.env``, with explicit ``overrides`` winning."""
+    explicit = {k: v for k, v in overrides.items() if v is not None}
+    return Settings(**explicit)  # type: ignore[arg-type]

@@ -1,0 +1,234 @@
+"""The nouns of SupportAgent: tickets, documents, passages, hits, drafts, verdicts, outcomes.
+
+Everything here is a plain frozen dataclass or an enum. This module imports nothing of ours,
+so every layer may depend on it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+#: Ids are short, printable and safe to use in URLs, file names and log lines.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+def is_valid_id(value: str) -> bool:
+    """True when ``value`` is a usable record id (no path characters, spaces or wildcards)."""
+    return bool(ID_PATTERN.fullmatch(value)) and ".." not in value
+
+
+class Bucket(StrEnum):
+    """What the classifier decides about a ticket."""
+
+    ANSWERABLE = "answerable"
+    NOT_A_QUESTION = "not_a_question"
+    NEEDS_HUMAN = "needs_human"
+
+
+class Status(StrEnum):
+    """Where a ticket stands. Only ``pending_review`` carries a draft for a human."""
+
+    NEW = "new"
+    IN_PROGRESS = "in_progress"
+    PENDING_REVIEW = "pending_review"
+    ROUTED = "routed"
+    ESCALATED = "escalated"
+    APPROVED = "approved"
+    AMENDED = "amended"
+    HANDED_OFF = "handed_off"
+
+
+#: Statuses that mean the agent has finished with a ticket.
+STAGED_STATUSES = frozenset(
+    {
+        Status.PENDING_REVIEW,
+        Status.ROUTED,
+        Status.ESCALATED,
+        Status.APPROVED,
+        Status.AMENDED,
+        Status.HANDED_OFF,
+    }
+)
+
+
+class DocKind(StrEnum):
+    KB = "kb"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    id: str
+    subject: str
+    body: str
+    priority: int = 0
+    customer: str | None = None
+    created_at: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Subject and body as one block of text, for rules and search."""
+        return f"{self.subject}\n{self.body}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A knowledge-base article or a resolved ticket (question and accepted answer)."""
+
+    id: str
+    kind: DocKind
+    title: str
+    body: str
+    source: str = ""
+    linked_docs: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A searchable piece of a document. ``id`` is ``DOC-ID#section`` and is what drafts cite."""
+
+    id: str
+    doc_id: str
+    kind: DocKind
+    title: str
+    heading_path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignalScore:
+    """One retrieval signal's view of a hit: its 1-based rank and raw score."""
+
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A passage found by search, with the explanation of why it ranks where it does."""
+
+    passage: Passage
+    rank: int
+    score: float
+    signals: dict[str, SignalScore] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return self.passage.id
+
+
+@dataclass(frozen=True, slots=True)
+class SafetyResult:
+    category: str
+    severity: str
+    auto_escalate: bool
+    reason_code: str
+    matched_rule: str | None = None
+    matched_text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    bucket: Bucket
+    reason_code: str
+    reason: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceDecision:
+    """The evidence gate's verdict on a set of hits."""
+
+    sufficient: bool
+    reason: str
+    top_score: float
+    hits: tuple[Hit, ...]
+    query: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class DraftSentence:
+    text: str
+    citations: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """A tool the drafter asks the pipeline to run on its behalf; the gate decides."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    sentences: tuple[DraftSentence, ...]
+    confidence: float
+    revision: int = 0
+    tool_requests: tuple[ToolRequest, ...] = ()
+
+    @property
+    def answer(self) -> str:
+        """The answer as a reviewer reads it, each sentence followed by its citations."""
+        parts = []
+        for s in self.sentences:
+            cites = "".join(f" [{c}]" for c in s.citations)
+            parts.append(f"{s.text}{cites}")
+        return " ".join(parts)
+
+    @property
+    def citations(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for s in self.sentences:
+            for c in s.citations:
+                seen.setdefault(c, None)
+        return tuple(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason a check failed. ``sentence`` is the 0-based index of the draft sentence."""
+
+    code: str
+    message: str
+    sentence: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    passed: bool
+    problems: tuple[Problem, ...] = ()
+    checker: str = "grounding"
+
+    @property
+    def reason_code(self) -> str | None:
+        return self.problems[0].code if self.problems else None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEvent:
+    """One step of a ticket's run, as it goes into the trace."""
+
+    stage: str
+    status: str
+    detail: dict[str, Any]
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the agent staged for a ticket."""
+
+    ticket_id: str
+    status: Status
+    reason_code: str
+    bucket: Bucket | None
+    draft: Draft | None
+    safety: SafetyResult | None
+    trace: tuple[TraceEvent, ...]
+    engine: str

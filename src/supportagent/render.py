@@ -1,0 +1,83 @@
+"""Rich renderings shared by CLI commands: trace timelines, outcome tables, ingest problems."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+_STATUS_STYLE = {
+    "pass": "green",
+    "ok": "green",
+    "sufficient": "green",
+    "allowed": "dim",
+    "pending_review": "bold green",
+    "fail": "red",
+    "weak": "yellow",
+    "denied": "bold red",
+    "escalate": "bold red",
+    "escalated": "bold red",
+    "routed": "cyan",
+}
+
+
+def trace_timeline(console: Console, ticket_id: str, events: Sequence[dict[str, Any]]) -> None:
+    """Print a trace as one line per step, with the detail that explains the step."""
+    console.print(f"[bold]Trace for {escape(ticket_id)}[/bold]")
+    elapsed = 0.0
+    for event in events:
+        elapsed += float(event["duration_ms"])
+        stage, status, detail = event["stage"], event["status"], event["detail"]
+        style = _STATUS_STYLE.get(status, "white")
+        label = f"[{style}]{escape(status)}[/{style}]"
+        if stage == "tool" and status == "denied":
+            label = "[bold red]GATE DENIED[/bold red]"
+        console.print(f"  {elapsed:8.1f} ms  {stage:<11} {label}  {_summary(stage, detail)}")
+
+
+def _summary(stage: str, d: dict[str, Any]) -> str:
+    if stage == "tool":
+        return escape(f"{d.get('tool')} ({d.get('reason')})")
+    if stage == "safety":
+        rule = f" rule={d['matched_rule']}" if d.get("matched_rule") else ""
+        return escape(f"{d['category']} severity={d['severity']}{rule}")
+    if stage == "classify":
+        return escape(f"{d['reason_code']} ({d['confidence']:.2f}): {d['reason']}")
+    if stage == "retrieve":
+        top = ", ".join(f"{h['id']}" for h in d.get("hits", [])[:3])
+        return escape(f"{len(d.get('hits', []))} hits; top: {top or '-'}")
+    if stage in {"evidence", "reformulate", "revise", "gate"}:
+        return escape(str(d.get("reason") or d.get("query") or ""))
+    if stage == "draft":
+        return escape(f"{len(d['sentences'])} sentences, cites {', '.join(d['citations']) or '-'}")
+    if stage == "check":
+        problems = d.get("problems", [])
+        if not problems:
+            return escape(f"{d.get('checker')}: all claims supported")
+        return escape(f"{d.get('checker')}: " + "; ".join(p["message"] for p in problems[:3]))
+    if stage == "stage":
+        return escape(str(d.get("reason_code", "")))
+    return ""
+
+
+def outcome_table(rows: Iterable[tuple[str, str]], title: str = "Outcomes") -> Table:
+    """Counts of (status, reason) pairs, most common first."""
+    counts = Counter(rows)
+    table = Table(title=title)
+    table.add_column("status")
+    table.add_column("reason")
+    table.add_column("tickets", justify="right")
+    for (status, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(status, reason, str(n))
+    return table
+
+
+def print_problems(console: Console, problems: Sequence[object], limit: int = 50) -> None:
+    for problem in problems[:limit]:
+        console.print(f"[red]rejected[/red] {escape(str(problem))}")
+    if len(problems) > limit:
+        console.print(f"[red]... and {len(problems) - limit} more problems[/red]")

@@ -1,0 +1,58 @@
+"""Named migrations, applied in order and recorded in ``schema_migrations``.
+
+A migration is a function of a connection. Add new ones at the end of ``MIGRATIONS``; never
+edit or reorder one that has shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+
+from supportagent.store import tables as t
+
+Migration = Callable[[sa.Connection], None]
+
+
+def m001_initial(conn: sa.Connection) -> None:
+    """Tickets, documents, staged outcomes, traces and reviews."""
+    for table in (t.tickets, t.documents, t.outcomes, t.trace_events, t.reviews):
+        table.create(conn, checkfirst=True)
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_initial", m001_initial),
+]
+
+
+#: Arbitrary key for PostgreSQL's advisory lock, so that workers starting together migrate once.
+_PG_LOCK_KEY = 0x5A6E7401
+
+
+def _serialise(conn: sa.Connection) -> None:
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+
+
+def migrate(engine: sa.Engine) -> list[str]:
+    """Apply every migration not yet applied; return the names applied now."""
+    applied_now: list[str] = []
+    with engine.begin() as conn:
+        _serialise(conn)
+        t.schema_migrations.create(conn, checkfirst=True)
+    for name, migration in MIGRATIONS:
+        with engine.begin() as conn:
+            _serialise(conn)
+            done = conn.execute(
+                sa.select(t.schema_migrations.c.name).where(t.schema_migrations.c.name == name)
+            ).first()
+            if done:
+                continue
+            migration(conn)
+            conn.execute(
+                t.schema_migrations.insert().values(name=name, applied_at=datetime.now(UTC))
+            )
+            applied_now.append(name)
+    return applied_now

@@ -1,0 +1,80 @@
+"""Domain objects to and from the JSON kept in the store and returned by the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supportagent.domain import (
+    Draft,
+    DraftSentence,
+    Hit,
+    SafetyResult,
+    ToolRequest,
+    TraceEvent,
+)
+
+
+def draft_to_json(draft: Draft) -> dict[str, Any]:
+    return {
+        "answer": draft.answer,
+        "confidence": draft.confidence,
+        "revision": draft.revision,
+        "citations": list(draft.citations),
+        "sentences": [{"text": s.text, "citations": list(s.citations)} for s in draft.sentences],
+        "tool_requests": [{"name": r.name, "arguments": r.arguments} for r in draft.tool_requests],
+    }
+
+
+def draft_from_json(data: dict[str, Any]) -> Draft:
+    return Draft(
+        sentences=tuple(
+            DraftSentence(text=s["text"], citations=tuple(s["citations"]))
+            for s in data["sentences"]
+        ),
+        confidence=float(data["confidence"]),
+        revision=int(data.get("revision", 0)),
+        tool_requests=tuple(
+            ToolRequest(name=r["name"], arguments=r.get("arguments", {}))
+            for r in data.get("tool_requests", [])
+        ),
+    )
+
+
+def safety_to_json(result: SafetyResult) -> dict[str, Any]:
+    return {
+        "category": result.category,
+        "severity": result.severity,
+        "auto_escalate": result.auto_escalate,
+        "reason_code": result.reason_code,
+        "matched_rule": result.matched_rule,
+        "matched_text": result.matched_text,
+    }
+
+
+def safety_from_json(data: dict[str, Any]) -> SafetyResult:
+    return SafetyResult(**data)
+
+
+def hit_to_json(hit: Hit) -> dict[str, Any]:
+    """A hit with its explanation: the fused rank and score and each signal's view."""
+    return {
+        "id": hit.passage.id,
+        "doc_id": hit.passage.doc_id,
+        "kind": str(hit.passage.kind),
+        "title": hit.passage.title,
+        "heading_path": list(hit.passage.heading_path),
+        "rank": hit.rank,
+        "score": round(hit.score, 6),
+        "signals": {
+            name: {"rank": s.rank, "score": round(s.score, 6)} for name, s in hit.signals.items()
+        },
+    }
+
+
+def trace_event_to_json(event: TraceEvent) -> dict[str, Any]:
+    return {
+        "stage": event.stage,
+        "status": event.status,
+        "detail": event.detail,
+        "duration_ms": round(event.duration_ms, 3),
+    }

@@ -1,0 +1,436 @@
+"""The Store: every read and write of tickets, documents, outcomes, traces and reviews."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from supportagent.domain import (
+    DocKind,
+    Document,
+    Outcome,
+    Status,
+    Ticket,
+    TraceEvent,
+)
+from supportagent.errors import ConflictError, NotFoundError
+from supportagent.store import tables as t
+from supportagent.store.migrations import migrate
+from supportagent.store.serde import draft_to_json, safety_to_json, trace_event_to_json
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class StagedRecord:
+    """A ticket with its latest staged outcome, as the review queue and the UI show it."""
+
+    ticket: Ticket
+    outcome_id: int
+    attempt: int
+    status: Status
+    reason_code: str
+    bucket: str | None
+    engine: str
+    draft: dict[str, Any] | None
+    safety: dict[str, Any] | None
+    staged_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AddReport:
+    added: int
+    updated: int
+    skipped_existing: tuple[str, ...]
+
+
+class Store:
+    """SQLAlchemy Core over SQLite (default) or PostgreSQL."""
+
+    def __init__(self, url: str) -> None:
+        kwargs: dict[str, Any] = {}
+        if url.startswith("sqlite"):
+            kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
+        if url in {"sqlite://", "sqlite:///:memory:"}:
+            # One shared connection, or every checkout would see a new empty database.
+            kwargs["poolclass"] = sa.pool.StaticPool
+        self.engine = sa.create_engine(url, **kwargs)
+        if url.startswith("sqlite"):
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.url = url
+
+    def migrate(self) -> list[str]:
+        return migrate(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- tickets -------------------------------------------------------------------------
+
+    def add_tickets(self, tickets: Sequence[Ticket]) -> AddReport:
+        """Insert new tickets in one transaction; ids already in the store are skipped."""
+        now = _now()
+        with self.engine.begin() as conn:
+            existing = self._existing_ids(conn, t.tickets, [tk.id for tk in tickets])
+            rows = [
+                {
+                    "id": tk.id,
+                    "subject": tk.subject,
+                    "body": tk.body,
+                    "priority": tk.priority,
+                    "customer": tk.customer,
+                    "created_at": tk.created_at,
+                    "received_at": now,
+                    "status": Status.NEW.value,
+                    "attempts": 0,
+                    "updated_at": now,
+                }
+                for tk in tickets
+                if tk.id not in existing
+            ]
+            if rows:
+                conn.execute(t.tickets.insert(), rows)
+        skipped = tuple(tk.id for tk in tickets if tk.id in existing)
+        return AddReport(added=len(rows), updated=0, skipped_existing=skipped)
+
+    def get_ticket(self, ticket_id: str) -> Ticket:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(t.tickets).where(t.tickets.c.id == ticket_id)).first()
+        if row is None:
+            raise NotFoundError(
+                f"No ticket with id {ticket_id!r}. `supportagent list-data` lists them."
+            )
+        return _ticket(row._mapping)
+
+    def ticket_status(self, ticket_id: str) -> Status:
+        with self.engine.connect() as conn:
+            status = conn.execute(
+                sa.select(t.tickets.c.status).where(t.tickets.c.id == ticket_id)
+            ).scalar()
+        if status is None:
+            raise NotFoundError(f"No ticket with id {ticket_id!r}.")
+        return Status(status)
+
+    def list_tickets(self, statuses: Iterable[Status] | None = None) -> list[tuple[Ticket, Status]]:
+        query = sa.select(t.tickets).order_by(
+            t.tickets.c.priority.desc(), t.tickets.c.received_at, t.tickets.c.id
+        )
+        if statuses is not None:
+            query = query.where(t.tickets.c.status.in_([s.value for s in statuses]))
+        with self.engine.connect() as conn:
+            return [(_ticket(r._mapping), Status(r.status)) for r in conn.execute(query)]
+
+    def unhandled_ticket_ids(self) -> list[str]:
+        """Tickets the agent has not staged yet, most urgent and oldest first."""
+        query = (
+            sa.select(t.tickets.c.id)
+            .where(t.tickets.c.status.in_([Status.NEW.value, Status.IN_PROGRESS.value]))
+            .order_by(t.tickets.c.priority.desc(), t.tickets.c.received_at, t.tickets.c.id)
+        )
+        with self.engine.connect() as conn:
+            return list(conn.execute(query).scalars())
+
+    def status_counts(self) -> dict[str, int]:
+        query = sa.select(t.tickets.c.status, sa.func.count()).group_by(t.tickets.c.status)
+        with self.engine.connect() as conn:
+            return {status: count for status, count in conn.execute(query).tuples()}
+
+    def begin_attempt(self, ticket_id: str) -> int:
+        """Mark a ticket in progress and return the number of this attempt (1-based)."""
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                sa.select(t.tickets.c.attempts).where(t.tickets.c.id == ticket_id)
+            ).first()
+            if row is None:
+                raise NotFoundError(f"No ticket with id {ticket_id!r}.")
+            attempt = int(row.attempts) + 1
+            conn.execute(
+                t.tickets.update()
+                .where(t.tickets.c.id == ticket_id)
+                .values(attempts=attempt, status=Status.IN_PROGRESS.value, updated_at=_now())
+            )
+        return attempt
+
+    # --- documents -----------------------------------------------------------------------
+
+    def upsert_documents(self, docs: Sequence[Document]) -> AddReport:
+        """Insert or replace documents by id, all in one transaction."""
+        now = _now()
+        with self.engine.begin() as conn:
+            existing = self._existing_ids(conn, t.documents, [d.id for d in docs])
+            for doc in docs:
+                values = {
+                    "kind": doc.kind.value,
+                    "title": doc.title,
+                    "body": doc.body,
+                    "source": doc.source,
+                    "linked_docs": list(doc.linked_docs),
+                    "meta": doc.meta,
+                    "added_at": now,
+                }
+                if doc.id in existing:
+                    conn.execute(t.documents.update().where(t.documents.c.id == doc.id), values)
+                else:
+                    conn.execute(t.documents.insert().values(id=doc.id, **values))
+        updated = sum(1 for d in docs if d.id in existing)
+        return AddReport(added=len(docs) - updated, updated=updated, skipped_existing=())
+
+    def documents(self, kind: DocKind | None = None) -> list[Document]:
+        query = sa.select(t.documents).order_by(t.documents.c.id)
+        if kind is not None:
+            query = query.where(t.documents.c.kind == kind.value)
+        with self.engine.connect() as conn:
+            return [_document(r._mapping) for r in conn.execute(query)]
+
+    def document_counts(self) -> dict[str, int]:
+        query = sa.select(t.documents.c.kind, sa.func.count()).group_by(t.documents.c.kind)
+        with self.engine.connect() as conn:
+            return {kind: count for kind, count in conn.execute(query).tuples()}
+
+    # --- traces and outcomes -------------------------------------------------------------
+
+    def record_trace_event(self, ticket_id: str, attempt: int, seq: int, event: TraceEvent) -> None:
+        """Append one stage result; each commits on its own so a crash loses at most one."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                t.trace_events.insert().values(
+                    ticket_id=ticket_id,
+                    attempt=attempt,
+                    seq=seq,
+                    stage=event.stage,
+                    status=event.status,
+                    detail=event.detail,
+                    duration_ms=event.duration_ms,
+                    created_at=_now(),
+                )
+            )
+
+    def stage_outcome(self, outcome: Outcome, attempt: int) -> int:
+        """Store the outcome and move the ticket to its status, atomically; returns the row id."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                t.outcomes.insert().values(
+                    ticket_id=outcome.ticket_id,
+                    attempt=attempt,
+                    status=outcome.status.value,
+                    reason_code=outcome.reason_code,
+                    bucket=outcome.bucket.value if outcome.bucket else None,
+                    engine=outcome.engine,
+                    draft=draft_to_json(outcome.draft) if outcome.draft else None,
+                    safety=safety_to_json(outcome.safety) if outcome.safety else None,
+                    staged_at=_now(),
+                )
+            )
+            conn.execute(
+                t.tickets.update()
+                .where(t.tickets.c.id == outcome.ticket_id)
+                .values(status=outcome.status.value, updated_at=_now())
+            )
+            key = result.inserted_primary_key
+            assert key is not None
+            return int(key[0])
+
+    def trace(self, ticket_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
+        """The trace of one attempt (default: the latest) as JSON-ready dicts."""
+        if attempt is None:
+            attempt = self._latest_attempt(ticket_id)
+        query = (
+            sa.select(t.trace_events)
+            .where(t.trace_events.c.ticket_id == ticket_id, t.trace_events.c.attempt == attempt)
+            .order_by(t.trace_events.c.seq)
+        )
+        with self.engine.connect() as conn:
+            return [
+                trace_event_to_json(
+                    TraceEvent(r.stage, r.status, dict(r.detail), float(r.duration_ms))
+                )
+                for r in conn.execute(query)
+            ]
+
+    def latest_outcome(self, ticket_id: str) -> StagedRecord | None:
+        records = self._staged(t.outcomes.c.ticket_id == ticket_id, latest_only=True)
+        return records[0] if records else None
+
+    def staged(self, status: Status | None = None, limit: int | None = None) -> list[StagedRecord]:
+        """Latest outcome per ticket, newest first; optionally only tickets in ``status``."""
+        where = t.tickets.c.status == status.value if status else sa.true()
+        return self._staged(where, latest_only=True, limit=limit)
+
+    def _staged(
+        self, where: sa.ColumnElement[bool], latest_only: bool, limit: int | None = None
+    ) -> list[StagedRecord]:
+        latest = (
+            sa.select(t.outcomes.c.ticket_id, sa.func.max(t.outcomes.c.attempt).label("attempt"))
+            .group_by(t.outcomes.c.ticket_id)
+            .subquery()
+        )
+        query = (
+            sa.select(t.outcomes, t.tickets)
+            .join(t.tickets, t.tickets.c.id == t.outcomes.c.ticket_id)
+            .join(
+                latest,
+                sa.and_(
+                    latest.c.ticket_id == t.outcomes.c.ticket_id,
+                    latest.c.attempt == t.outcomes.c.attempt,
+                ),
+            )
+            .where(where)
+            .order_by(t.outcomes.c.staged_at.desc(), t.outcomes.c.id.desc())
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        records = []
+        for row in rows:
+            m = row._mapping
+            records.append(
+                StagedRecord(
+                    ticket=_ticket({c.name: m[t.tickets.c[c.name]] for c in t.tickets.columns}),
+                    outcome_id=int(m[t.outcomes.c.id]),
+                    attempt=int(m[t.outcomes.c.attempt]),
+                    status=Status(m[t.tickets.c.status]),
+                    reason_code=m[t.outcomes.c.reason_code],
+                    bucket=m[t.outcomes.c.bucket],
+                    engine=m[t.outcomes.c.engine],
+                    draft=m[t.outcomes.c.draft],
+                    safety=m[t.outcomes.c.safety],
+                    staged_at=m[t.outcomes.c.staged_at],
+                )
+            )
+        return records
+
+    def _latest_attempt(self, ticket_id: str) -> int:
+        with self.engine.connect() as conn:
+            attempt = conn.execute(
+                sa.select(sa.func.max(t.trace_events.c.attempt)).where(
+                    t.trace_events.c.ticket_id == ticket_id
+                )
+            ).scalar()
+        if attempt is None:
+            self.get_ticket(ticket_id)  # raises NotFoundError for an unknown id
+            return 0
+        return int(attempt)
+
+    # --- reviews -------------------------------------------------------------------------
+
+    def record_review(
+        self,
+        ticket_id: str,
+        decision: str,
+        new_status: Status,
+        reviewer: str,
+        final_text: str | None,
+        reason: str | None,
+        resolved_doc: Document | None,
+    ) -> int:
+        """Record a decision on the pending draft, and its resolved record, atomically.
+
+        The status update is conditional on ``pending_review``, so of two reviewers deciding at
+        once exactly one wins; the other gets a ConflictError.
+        """
+        now = _now()
+        with self.engine.begin() as conn:
+            changed = conn.execute(
+                t.tickets.update()
+                .where(
+                    t.tickets.c.id == ticket_id,
+                    t.tickets.c.status == Status.PENDING_REVIEW.value,
+                )
+                .values(status=new_status.value, updated_at=now)
+            ).rowcount
+            if changed != 1:
+                status = conn.execute(
+                    sa.select(t.tickets.c.status).where(t.tickets.c.id == ticket_id)
+                ).scalar()
+                if status is None:
+                    raise NotFoundError(f"No ticket with id {ticket_id!r}.")
+                raise ConflictError(
+                    f"Ticket {ticket_id} is {status}, not pending_review: "
+                    "only a pending draft can be reviewed, and only once."
+                )
+            outcome_id = conn.execute(
+                sa.select(sa.func.max(t.outcomes.c.id)).where(t.outcomes.c.ticket_id == ticket_id)
+            ).scalar()
+            if resolved_doc is not None:
+                conn.execute(
+                    t.documents.insert().values(
+                        id=resolved_doc.id,
+                        kind=resolved_doc.kind.value,
+                        title=resolved_doc.title,
+                        body=resolved_doc.body,
+                        source=resolved_doc.source,
+                        linked_docs=list(resolved_doc.linked_docs),
+                        meta=resolved_doc.meta,
+                        added_at=now,
+                    )
+                )
+            result = conn.execute(
+                t.reviews.insert().values(
+                    outcome_id=outcome_id,
+                    ticket_id=ticket_id,
+                    decision=decision,
+                    reviewer=reviewer,
+                    final_text=final_text,
+                    reason=reason,
+                    resolved_doc_id=resolved_doc.id if resolved_doc else None,
+                    decided_at=now,
+                )
+            )
+            key = result.inserted_primary_key
+            assert key is not None
+            return int(key[0])
+
+    def reviews(self, ticket_id: str | None = None) -> list[dict[str, Any]]:
+        query = sa.select(t.reviews).order_by(t.reviews.c.id)
+        if ticket_id is not None:
+            query = query.where(t.reviews.c.ticket_id == ticket_id)
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    # --- helpers -------------------------------------------------------------------------
+
+    @staticmethod
+    def _existing_ids(conn: sa.Connection, table: sa.Table, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found.update(conn.execute(sa.select(table.c.id).where(table.c.id.in_(chunk))).scalars())
+        return found
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _ticket(m: Any) -> Ticket:
+    return Ticket(
+        id=m["id"],
+        subject=m["subject"],
+        body=m["body"],
+        priority=int(m["priority"]),
+        customer=m["customer"],
+        created_at=m["created_at"],
+    )
+
+
+def _document(m: Any) -> Document:
+    return Document(
+        id=m["id"],
+        kind=DocKind(m["kind"]),
+        title=m["title"],
+        body=m["body"],
+        source=m["source"],
+        linked_docs=tuple(m["linked_docs"] or ()),
+        meta=dict(m["meta"] or {}),
+    )

@@ -1,0 +1,88 @@
+"""SQLAlchemy Core tables. The same schema serves SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+schema_migrations = sa.Table(
+    "schema_migrations",
+    metadata,
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+tickets = sa.Table(
+    "tickets",
+    metadata,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("subject", sa.Text, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("priority", sa.Integer, nullable=False, default=0),
+    sa.Column("customer", sa.String(256)),
+    sa.Column("created_at", sa.String(64)),
+    sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False, index=True),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+documents = sa.Table(
+    "documents",
+    metadata,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False, index=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("source", sa.Text, nullable=False, default=""),
+    sa.Column("linked_docs", sa.JSON, nullable=False),
+    sa.Column("meta", sa.JSON, nullable=False),
+    sa.Column("added_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+outcomes = sa.Table(
+    "outcomes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("ticket_id", sa.String(128), sa.ForeignKey("tickets.id"), nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("reason_code", sa.String(64), nullable=False),
+    sa.Column("bucket", sa.String(32)),
+    sa.Column("engine", sa.String(32), nullable=False),
+    sa.Column("draft", sa.JSON),
+    sa.Column("safety", sa.JSON),
+    sa.Column("staged_at", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("ticket_id", "attempt", name="uq_outcome_ticket_attempt"),
+)
+
+trace_events = sa.Table(
+    "trace_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("ticket_id", sa.String(128), sa.ForeignKey("tickets.id"), nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("stage", sa.String(32), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("detail", sa.JSON, nullable=False),
+    sa.Column("duration_ms", sa.Float, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("ticket_id", "attempt", "seq", name="uq_trace_ticket_attempt_seq"),
+)
+
+reviews = sa.Table(
+    "reviews",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("outcome_id", sa.Integer, sa.ForeignKey("outcomes.id"), nullable=False),
+    sa.Column("ticket_id", sa.String(128), sa.ForeignKey("tickets.id"), nullable=False),
+    sa.Column("decision", sa.String(16), nullable=False),
+    sa.Column("reviewer", sa.String(128), nullable=False),
+    sa.Column("final_text", sa.Text),
+    sa.Column("reason", sa.Text),
+    sa.Column("resolved_doc_id", sa.String(128)),
+    sa.Column("decided_at", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("outcome_id", name="uq_review_outcome"),
+)

@@ -1,0 +1,46 @@
+"""One-shot triage of a ticket text: the whole pipeline, without touching the inbox."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from supportagent.agent.knowledge import Knowledge
+from supportagent.config import Settings
+from supportagent.domain import Ticket
+from supportagent.runtime import build_engine, build_pipeline
+from supportagent.store.serde import draft_to_json, safety_to_json
+from supportagent.store.store import Store
+
+
+def triage_text(settings: Settings, knowledge: Knowledge, text: str) -> dict[str, Any]:
+    """Run ``text`` through the pipeline against ``knowledge``; return the structured result.
+
+    The ticket lives in a private in-memory store, so a one-shot question leaves no trace in
+    the team's inbox.
+    """
+    text = text.strip()
+    subject, _, body = text.partition("\n")
+    ticket_id = "TRIAGE-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    scratch = Store("sqlite://")
+    scratch.migrate()
+    scratch.add_tickets([Ticket(ticket_id, subject[:200], body if body else subject)])
+    pipeline = build_pipeline(settings, scratch, build_engine(settings), knowledge)
+    outcome = pipeline.run(ticket_id)
+    trace = scratch.trace(ticket_id)
+    scratch.close()
+    retrieval = [e["detail"] for e in trace if e["stage"] == "retrieve"]
+    return {
+        "ticket_id": ticket_id,
+        "engine": outcome.engine,
+        "status": outcome.status.value,
+        "reason_code": outcome.reason_code,
+        "bucket": outcome.bucket.value if outcome.bucket else None,
+        "safety": safety_to_json(outcome.safety) if outcome.safety else None,
+        "retrieval": retrieval,
+        "answer": outcome.draft.answer if outcome.draft else None,
+        "draft": draft_to_json(outcome.draft) if outcome.draft else None,
+        "citations": list(outcome.draft.citations) if outcome.draft else [],
+        "confidence": outcome.draft.confidence if outcome.draft else None,
+        "trace": trace,
+    }

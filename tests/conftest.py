@@ -1,0 +1,84 @@
+"""Shared fixtures, and the network guard: any connection beyond loopback fails the run."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from supportagent.config import Settings, load_settings
+from supportagent.store.store import Store
+
+_BLOCKED: list[str] = []
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_loopback(address: Any) -> bool:
+    host = address[0] if isinstance(address, tuple) else address
+    if host in {"localhost", ""}:
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a host name: resolving it already meant leaving the machine
+
+
+def _check(sock: socket.socket, address: Any) -> None:
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address):
+        _BLOCKED.append(repr(address))
+        raise ConnectionRefusedError(f"tests may not reach the network: {address!r}")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check(self, address)
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check(self, address)
+    return _real_connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _BLOCKED:
+        print(f"\nNETWORK GUARD: blocked attempts to reach {sorted(set(_BLOCKED))}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's settings, keys or data directory."""
+    for name in (
+        "DEEPSEEK_API_KEY",
+        "OPENAI_API_KEY",
+        "SUPPORTAGENT_LLM_API_KEY",
+        "SUPPORTAGENT_DATABASE_URL",
+        "SUPPORTAGENT_ENGINE",
+        "SUPPORTAGENT_TOKEN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SUPPORTAGENT_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)  # so that no stray .env is read
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(home=tmp_path / "home")
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[Store]:
+    from supportagent.runtime import open_store
+
+    s = open_store(settings)
+    yield s
+    s.close()
