@@ -1,0 +1,262 @@
+"""Shared pieces of the ingest readers: results, problems, limits, text and id checks, files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from supportagent.domain import is_valid_id
+from supportagent.errors import UserError
+
+#: Largest accepted text field (UTF-8 bytes). Bigger values are almost always a bad export.
+MAX_FIELD_BYTES = 1_000_000
+#: Largest accepted input file. Checked before reading so a huge file costs nothing.
+MAX_FILE_BYTES = 50_000_000
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class IngestProblem:
+    """One thing wrong with the input, located as precisely as the format allows."""
+
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return f"{self.file}: {self.message}"
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass
+class IngestResult(Generic[T]):
+    """The records that read cleanly, the problems with the rest, and how many files were read."""
+
+    records: list[T] = field(default_factory=list)
+    problems: list[IngestProblem] = field(default_factory=list)
+    files_read: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class RecordError(Exception):
+    """Raised inside a reader when one record (row, article) cannot be used; never escapes.
+
+    ``line`` is set when the error knows better than the caller where it is (a bad byte on
+    line 7 of an article, a YAML error inside front matter).
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+# --- text -----------------------------------------------------------------------------------
+
+
+def normalise_text(value: str) -> str:
+    """Unix newlines, no NUL characters, no surrounding whitespace."""
+    return value.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
+
+
+def utf8_size(value: str) -> int:
+    # surrogatepass: a lone surrogate must not make the size check itself blow up.
+    return len(value.encode("utf-8", "surrogatepass"))
+
+
+def describe_size(size: int) -> str:
+    if size >= 1_000_000:
+        return f"{size / 1_000_000:.1f} MB ({size:,} bytes)"
+    return f"{size:,} bytes"
+
+
+def clean_text(name: str, value: str) -> str:
+    """Normalise a text field, rejecting ones over the size limit or holding broken Unicode."""
+    size = utf8_size(value)
+    if size > MAX_FIELD_BYTES:
+        raise RecordError(
+            f"field '{name}' is {describe_size(size)}, over the limit of "
+            f"{MAX_FIELD_BYTES:,} bytes; shorten it or split the record"
+        )
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise RecordError(
+            f"field '{name}' contains an unpaired surrogate (invalid Unicode); "
+            "re-export the file as UTF-8"
+        )
+    return normalise_text(value)
+
+
+def first_line(text: str, limit: int) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters."""
+    for line in text.split("\n"):
+        line = line.strip()
+        if line:
+            return line[:limit].rstrip()
+    return ""
+
+
+def show(value: str, limit: int = 40) -> str:
+    """A value quoted for a message, shortened so a bad 5 MB id does not flood the terminal."""
+    if len(value) > limit:
+        value = value[:limit] + "..."
+    return repr(value)
+
+
+# --- ids ------------------------------------------------------------------------------------
+
+ID_RULE = (
+    "ids are 1-128 letters, digits, '_', '.', ':' or '-', start with a letter or digit, "
+    "and contain no spaces, slashes or '..'"
+)
+
+
+def coerce_id(value: object, label: str = "id") -> str:
+    """A valid id from a raw field value (integers become strings); ``label`` names it."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise RecordError(f"{label} must be a string or an integer, not {type_name(value)}")
+    text = normalise_text(str(value))
+    if not text:
+        raise RecordError(f"{label} is empty; give it a value")
+    if not is_valid_id(text):
+        raise RecordError(f"{label} {show(text)} is not valid: {ID_RULE}")
+    return text
+
+
+def type_name(value: object) -> str:
+    """How a JSON user would name the type of ``value``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+@dataclass
+class IdRegistry:
+    """Remembers where each id was first seen, so later copies can point back to it."""
+
+    first_seen: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+
+    def claim(self, record_id: str, file: str, line: int | None) -> None:
+        """Record ``record_id``; raise RecordError if it was already claimed."""
+        earlier = self.first_seen.get(record_id)
+        if earlier is None:
+            self.first_seen[record_id] = (file, line)
+            return
+        where = _location(earlier, file)
+        raise RecordError(f"duplicate id {show(record_id)}: first seen {where}; ids must be unique")
+
+
+def _location(earlier: tuple[str, int | None], current_file: str) -> str:
+    first_file, first_line_no = earlier
+    if first_file == current_file:
+        return f"at line {first_line_no}" if first_line_no is not None else "earlier in this file"
+    if first_line_no is None:
+        return f"in {first_file}"
+    return f"at {first_file}:{first_line_no}"
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file to read: where it is, how to name it in problems, and its path inside the input."""
+
+    path: Path
+    shown: str
+    relative: str
+
+    @property
+    def suffix(self) -> str:
+        return self.path.suffix.lower()
+
+
+def collect_files(
+    path: Path, suffixes: Collection[str], what: str
+) -> tuple[list[SourceFile], list[IngestProblem]]:
+    """The files to read for ``path``: the file itself, or every matching file under a folder.
+
+    Raises UserError for a missing path or a file whose extension the reader does not accept.
+    Hidden files and folders (``.git``, ``.DS_Store``) are skipped; folders that cannot be
+    listed come back as problems.
+    """
+    accepted = ", ".join(sorted(suffixes))
+    if not path.exists() and not path.is_symlink():
+        raise UserError(f"{path}: no such file or folder")
+    if not path.is_dir():
+        if path.suffix.lower() not in suffixes:
+            raise UserError(
+                f"{path}: cannot read '{path.suffix or path.name}' files as {what}; "
+                f"accepted extensions: {accepted}"
+            )
+        return [SourceFile(path, str(path), path.name)], []
+    found: list[SourceFile] = []
+    problems: list[IngestProblem] = []
+
+    def unreadable(exc: OSError) -> None:
+        shown = exc.filename if exc.filename is not None else str(path)
+        problems.append(IngestProblem(str(shown), None, f"cannot read folder: {exc.strerror}"))
+
+    for folder, dirnames, filenames in os.walk(path, onerror=unreadable):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or Path(name).suffix.lower() not in suffixes:
+                continue
+            full = Path(folder) / name
+            relative = full.relative_to(path).as_posix()
+            found.append(SourceFile(full, str(full), relative))
+    if not found and not problems:
+        problems.append(
+            IngestProblem(
+                str(path), None, f"no {what} found in this folder (looked for {accepted})"
+            )
+        )
+    return found, problems
+
+
+def read_bytes(source: SourceFile) -> bytes:
+    """The whole file, or RecordError when it is unreadable or over MAX_FILE_BYTES."""
+    try:
+        if not source.path.is_file():
+            raise RecordError("not a regular file (a broken link or a special file); skipped")
+        size = source.path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise RecordError(_too_big(size))
+        with source.path.open("rb") as handle:
+            # Read one byte past the limit: a file can grow after stat().
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise RecordError(f"cannot read file: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise RecordError(_too_big(len(data)))
+    return data
+
+
+def _too_big(size: int) -> str:
+    return (
+        f"file is {describe_size(size)}, over the limit of {MAX_FILE_BYTES:,} bytes; "
+        "split it into smaller files"
+    )
+
+
+def utf8_error_position(data: bytes, error: UnicodeDecodeError) -> tuple[int, str]:
+    """The 1-based line of the first bad byte and a phrase describing it."""
+    line = data.count(b"\n", 0, error.start) + 1
+    bad = data[error.start : error.start + 1].hex()
+    return line, f"byte 0x{bad} at offset {error.start}"
