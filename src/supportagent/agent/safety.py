@@ -1,0 +1,206 @@
+"""The safety gate: deterministic rules that screen every ticket before anything else runs.
+
+The rule table lives in ``safety_rules.toml`` next to this module, so a rule change is a
+reviewable data diff. Rules are tried in order and the first match wins; no model is involved.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from supportagent.domain import SafetyResult
+
+SEVERITIES = ("low", "medium", "high", "critical")
+DEFAULT_RULES_FILE = "safety_rules.toml"
+#: The longest ``matched_text`` a result carries (it goes into traces and audit exports).
+MAX_MATCHED_TEXT = 80
+
+#: What a ticket is when no rule matches.
+GENERAL_INQUIRY = SafetyResult(
+    category="general_inquiry",
+    severity="low",
+    auto_escalate=False,
+    reason_code="general_inquiry",
+)
+
+_NEGATORS = frozenset({"no", "not", "never", "without", "none", "nothing", "zero"})
+# A negation only counts inside the clause that holds the match.
+_CLAUSE_BREAK = re.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w']+")
+_NEGATION_WINDOW = 2
+
+
+@dataclass(frozen=True)
+class SafetyRule:
+    """One row of the rule table: what a match means and the patterns that detect it."""
+
+    name: str
+    category: str
+    severity: str
+    auto_escalate: bool
+    reason_code: str
+    patterns: tuple[re.Pattern[str], ...]
+    skip_negated: bool = False
+
+    def find(self, text: str) -> re.Match[str] | None:
+        """The first match of any pattern in ``text`` that is not negated, or None."""
+        for pattern in self.patterns:
+            for match in pattern.finditer(text):
+                if not (self.skip_negated and _is_negated(text, match.start())):
+                    return match
+        return None
+
+
+def load_rules(path: Path | None = None) -> tuple[SafetyRule, ...]:
+    """Read a rule table; the packaged ``safety_rules.toml`` when ``path`` is None.
+
+    Raises ValueError naming the file (and the rule) when the table is malformed.
+    """
+    if path is None:
+        return _default_rules()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read safety rules: {exc}") from exc
+    return parse_rules(text, source=str(path))
+
+
+def parse_rules(text: str, source: str = "<string>") -> tuple[SafetyRule, ...]:
+    """Parse a rule table from TOML text; ``source`` names it in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{source}: not valid TOML: {exc}") from exc
+    entries = data.get("rule")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{source}: no [[rule]] tables found")
+    rules: list[SafetyRule] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(entries, start=1):
+        rule = _parse_rule(entry, f"{source}: rule #{index}")
+        if rule.name in seen:
+            raise ValueError(f"{source}: rule {rule.name!r} is defined twice")
+        seen.add(rule.name)
+        rules.append(rule)
+    return tuple(rules)
+
+
+def screen(text: str, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:
+    """Screen ticket text; the first matching rule decides, else ``general_inquiry``."""
+    normalised = _normalise(text)
+    for rule in _default_rules() if rules is None else rules:
+        match = rule.find(normalised)
+        if match is not None:
+            return SafetyResult(
+                category=rule.category,
+                severity=rule.severity,
+                auto_escalate=rule.auto_escalate,
+                reason_code=rule.reason_code,
+                matched_rule=rule.name,
+                matched_text=_clip(match.group(0)),
+            )
+    return GENERAL_INQUIRY
+
+
+@functools.cache
+def _default_rules() -> tuple[SafetyRule, ...]:
+    resource = resources.files("supportagent.agent").joinpath(DEFAULT_RULES_FILE)
+    return parse_rules(resource.read_text(encoding="utf-8"), source=DEFAULT_RULES_FILE)
+
+
+def _parse_rule(entry: Any, where: str) -> SafetyRule:
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: expected a table")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{where}: missing field 'name'")
+    where = f"{where} ({name!r})"
+
+    def field(key: str, kind: type) -> Any:
+        if key not in entry:
+            raise ValueError(f"{where}: missing field {key!r}")
+        value = entry[key]
+        if not isinstance(value, kind):
+            raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}")
+        return value
+
+    category = field("category", str)
+    severity = field("severity", str)
+    if severity not in SEVERITIES:
+        raise ValueError(
+            f"{where}: unknown severity {severity!r}; use one of {', '.join(SEVERITIES)}"
+        )
+    auto_escalate = field("auto_escalate", bool)
+    reason_code = field("reason_code", str)
+    skip_negated = entry.get("skip_negated", False)
+    if not isinstance(skip_negated, bool):
+        raise ValueError(f"{where}: field 'skip_negated' must be true or false")
+    patterns = _compile_all(entry, where)
+    return SafetyRule(
+        name=name,
+        category=category,
+        severity=severity,
+        auto_escalate=auto_escalate,
+        reason_code=reason_code,
+        patterns=patterns,
+        skip_negated=skip_negated,
+    )
+
+
+def _compile_all(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[str], ...]:
+    sources: list[str] = []
+    for key, to_regex in (("patterns", _as_regex), ("phrases", _phrase_regex)):
+        values = entry.get(key, [])
+        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+            raise ValueError(f"{where}: {key!r} must be a list of non-empty strings")
+        sources.extend(to_regex(v) for v in values)
+    if not sources:
+        raise ValueError(f"{where}: missing field 'patterns' (give at least one pattern)")
+    compiled = []
+    for source in sources:
+        try:
+            compiled.append(_whole_words(source))
+        except re.error as exc:
+            raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
+    return tuple(compiled)
+
+
+def _as_regex(pattern: str) -> str:
+    return pattern
+
+
+def _phrase_regex(phrase: str) -> str:
+    return r"\s+".join(re.escape(word) for word in phrase.split())
+
+
+def _whole_words(source: str) -> re.Pattern[str]:
+    # Anchoring on word characters, not on \b, so patterns that start or end with
+    # punctuation ("down?") behave the same as those that start with a letter.
+    return re.compile(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE)
+
+
+def _is_negated(text: str, start: int) -> bool:
+    before = text[:start]
+    breaks = list(_CLAUSE_BREAK.finditer(before))
+    clause = before[breaks[-1].end() :] if breaks else before
+    words = _WORD.findall(clause.lower())[-_NEGATION_WINDOW:]
+    return any(word in _NEGATORS for word in words)
+
+
+def _normalise(text: str) -> str:
+    # Curly apostrophes would otherwise defeat every "can't" / "didn't" pattern.
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def _clip(matched: str) -> str:
+    collapsed = " ".join(matched.split())
+    return (
+        collapsed if len(collapsed) <= MAX_MATCHED_TEXT else collapsed[: MAX_MATCHED_TEXT - 1] + "…"
+    )

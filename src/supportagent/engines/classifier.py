@@ -1,0 +1,217 @@
+"""The offline classifier's rules: which bucket a ticket goes to, decided by patterns alone.
+
+Patterns live in ``classifier_rules.toml`` next to this module. The order in which reason codes
+win is fixed here, in ``classify_by_rules``, so it reads like the triage policy it implements.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
+
+DEFAULT_RULES_FILE = "classifier_rules.toml"
+#: Confidence when a strong pattern (or the safety gate) decided.
+STRONG_CONFIDENCE = 0.9
+#: Confidence of the fall-through: nothing matched, so we treat the ticket as a question.
+DEFAULT_CONFIDENCE = 0.6
+#: The safety category that means "the service is down", routed like a bug report.
+OUTAGE_CATEGORY = "service_outage"
+
+#: Every reason code a pattern rule may carry, and the bucket it sends a ticket to.
+RULE_BUCKETS: dict[str, Bucket] = {
+    "prompt_injection": Bucket.NEEDS_HUMAN,
+    "money_specific": Bucket.NEEDS_HUMAN,
+    "account_specific": Bucket.NEEDS_HUMAN,
+    "human_requested": Bucket.NEEDS_HUMAN,
+    "bug_report": Bucket.NOT_A_QUESTION,
+    "feature_request": Bucket.NOT_A_QUESTION,
+    "feedback": Bucket.NOT_A_QUESTION,
+}
+
+# Words that carry no request on their own: a ticket made only of these is empty.
+_FILLER_TEXT = """
+    a an and are as at be by can could do for from hi hello hey dear team support thanks thank
+    thx ty you your please pls plz help me my i we us our it is this that the to of on in or
+    ok okay yes no test testing asdf qwerty question issue problem urgent asap hola bonjour hallo
+    ciao regards best cheers sir madam there all anyone somebody someone about regarding re fw
+    fwd subject hello
+    """
+_FILLER = frozenset(_FILLER_TEXT.split())
+_CONTENT_WORD = re.compile(r"[^\W\d_]{2,}")
+#: A subject line alone needs this many content words to be a request ("SDK crashes on start"),
+#: not just a topic ("Question about invoices").
+MIN_SUBJECT_ONLY_WORDS = 2
+# A clause that opens a hypothetical: what follows describes a case, not an incident.
+_CONDITIONAL = re.compile(r"\b(?:if|in\s+case|suppose|supposing|unless|what\s+happens)\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+_QUESTION_OPENER = re.compile(
+    r"^\s*(?:how|what|where|when|why|which|who|can|could|would|will|is|are|do|does|did|should)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class ClassifierRule:
+    """A named set of patterns that, when one matches, gives a ticket ``reason_code``."""
+
+    name: str
+    reason_code: str
+    patterns: tuple[re.Pattern[str], ...]
+    unless_question: bool = False
+    skip_conditional: bool = False
+
+    @property
+    def bucket(self) -> Bucket:
+        return RULE_BUCKETS[self.reason_code]
+
+    def find(self, text: str) -> re.Match[str] | None:
+        if self.unless_question and _asks_question(text):
+            return None
+        for pattern in self.patterns:
+            for match in pattern.finditer(text):
+                if not (self.skip_conditional and _in_hypothetical(text, match.start())):
+                    return match
+        return None
+
+
+def classify_by_rules(
+    ticket: Ticket, safety: SafetyResult, rules: Sequence[ClassifierRule] | None = None
+) -> Classification:
+    """Bucket a ticket by patterns, in priority order; unmatched tickets are questions."""
+    table = load_classifier_rules() if rules is None else tuple(rules)
+    text = _normalise(ticket.text)
+
+    if found := _first(table, "prompt_injection", text):
+        return found
+    if _is_empty(ticket):
+        return Classification(
+            Bucket.NEEDS_HUMAN, "empty_ticket", "the ticket asks nothing", STRONG_CONFIDENCE
+        )
+    if safety.auto_escalate:
+        reason = f"safety gate escalates: rule {safety.matched_rule!r} ({safety.category})"
+        return Classification(Bucket.NEEDS_HUMAN, safety.reason_code, reason, STRONG_CONFIDENCE)
+    for code in ("money_specific", "account_specific", "human_requested"):
+        if found := _first(table, code, text):
+            return found
+    if safety.category == OUTAGE_CATEGORY:
+        reason = f"safety gate reports an outage: matched {safety.matched_text!r}"
+        return Classification(Bucket.NOT_A_QUESTION, "outage", reason, STRONG_CONFIDENCE)
+    for code in ("bug_report", "feature_request", "feedback"):
+        if found := _first(table, code, text):
+            return found
+    return Classification(
+        Bucket.ANSWERABLE, "question", "no rule matched; treated as a question", DEFAULT_CONFIDENCE
+    )
+
+
+def load_classifier_rules(path: Path | None = None) -> tuple[ClassifierRule, ...]:
+    """Read a classifier rule table; the packaged one when ``path`` is None."""
+    if path is None:
+        return _default_rules()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read classifier rules: {exc}") from exc
+    return parse_classifier_rules(text, source=str(path))
+
+
+def parse_classifier_rules(text: str, source: str = "<string>") -> tuple[ClassifierRule, ...]:
+    """Parse a classifier rule table from TOML text; ``source`` names it in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{source}: not valid TOML: {exc}") from exc
+    entries = data.get("rule")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{source}: no [[rule]] tables found")
+    rules = [_parse_rule(entry, f"{source}: rule #{i}") for i, entry in enumerate(entries, 1)]
+    names = [rule.name for rule in rules]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"{source}: rule names used twice: {', '.join(duplicates)}")
+    return tuple(rules)
+
+
+@functools.cache
+def _default_rules() -> tuple[ClassifierRule, ...]:
+    resource = resources.files("supportagent.engines").joinpath(DEFAULT_RULES_FILE)
+    return parse_classifier_rules(resource.read_text(encoding="utf-8"), DEFAULT_RULES_FILE)
+
+
+def _first(rules: Sequence[ClassifierRule], code: str, text: str) -> Classification | None:
+    for rule in rules:
+        if rule.reason_code != code:
+            continue
+        match = rule.find(text)
+        if match is not None:
+            snippet = " ".join(match.group(0).split())[:80]
+            reason = f"{code}: rule {rule.name!r} matched {snippet!r}"
+            return Classification(rule.bucket, code, reason, STRONG_CONFIDENCE)
+    return None
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _CONTENT_WORD.findall(text.casefold()) if w not in _FILLER]
+
+
+def _is_empty(ticket: Ticket) -> bool:
+    """Nothing to answer: no content words, or no body and a subject that only names a topic."""
+    if _content_words(_normalise(ticket.body)):
+        return False
+    return len(_content_words(_normalise(ticket.subject))) < MIN_SUBJECT_ONLY_WORDS
+
+
+def _in_hypothetical(text: str, start: int) -> bool:
+    clause = _CLAUSE_BREAK.split(text[:start])[-1]
+    return _CONDITIONAL.search(clause) is not None
+
+
+def _asks_question(text: str) -> bool:
+    return "?" in text or "\uff1f" in text or _QUESTION_OPENER.search(text) is not None
+
+
+def _normalise(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def _parse_rule(entry: Any, where: str) -> ClassifierRule:
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: expected a table")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{where}: missing field 'name'")
+    where = f"{where} ({name!r})"
+    code = entry.get("reason_code")
+    if code not in RULE_BUCKETS:
+        known = ", ".join(RULE_BUCKETS)
+        raise ValueError(f"{where}: unknown or missing reason_code {code!r}; use one of {known}")
+    flags = {key: entry.get(key, False) for key in ("unless_question", "skip_conditional")}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{where}: field {key!r} must be true or false")
+    sources: list[str] = []
+    for key in ("patterns", "phrases"):
+        values = entry.get(key, [])
+        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+            raise ValueError(f"{where}: {key!r} must be a list of non-empty strings")
+        if key == "phrases":
+            values = [r"\s+".join(re.escape(word) for word in v.split()) for v in values]
+        sources.extend(values)
+    if not sources:
+        raise ValueError(f"{where}: missing field 'patterns' (give at least one pattern)")
+    compiled = []
+    for source in sources:
+        try:
+            # Whole words without \b, so patterns may start or end with punctuation.
+            compiled.append(re.compile(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE))
+        except re.error as exc:
+            raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
+    return ClassifierRule(name, str(code), tuple(compiled), **flags)
