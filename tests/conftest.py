@@ -82,3 +82,52 @@ def store(settings: Settings) -> Iterator[Store]:
     s = open_store(settings)
     yield s
     s.close()
+
+
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, dropped afterwards.
+
+    Skips when no server answers at 127.0.0.1:5432, except under CI=true, where a missing server
+    is a failure: CI must exercise PostgreSQL.
+    """
+    import os
+    import uuid
+
+    import sqlalchemy as sa
+
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except sa.exc.OperationalError as exc:
+        admin.dispose()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 under CI: {exc}")
+        pytest.skip("PostgreSQL is not reachable at 127.0.0.1:5432 (trust auth expected)")
+    name = f"supportagent_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """The same Store API over SQLite and over PostgreSQL."""
+    url = (
+        f"sqlite:///{tmp_path / 'any.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
+    s = Store(url)
+    s.migrate()
+    yield s
+    s.close()

@@ -100,11 +100,11 @@ def ingest(
         store = open_store(settings)
         if kind is IngestKind.tickets:
             tickets = read_tickets(path)
-            problems = list(tickets.problems)
+            problems: list[object] = list(tickets.problems)
             report = store.add_tickets(tickets.records)
             problems += [
-                f"{path}: ticket {i} is already in the store; skipped"
-                for i in report.skipped_existing
+                f"{path}: ticket {ticket_id} is already in the store; skipped"
+                for ticket_id in report.skipped_existing
             ]
             loaded = f"{report.added} tickets added"
         else:

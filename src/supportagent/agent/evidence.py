@@ -16,15 +16,23 @@ from supportagent.domain import EvidenceDecision, Hit, Ticket
 from supportagent.retrieval.text import tokenize
 
 #: Default coverage threshold, calibrated on the demo inbox (see README, "Evidence gate").
-DEFAULT_THRESHOLD = 0.5
+DEFAULT_THRESHOLD = 0.4
 #: How many top passages count towards coverage.
 TOP_PASSAGES = 3
 
 _GREETING = re.compile(
-    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|thanks|thank you|cheers|regards|"
-    r"best|kind regards|sent from)\b.*$",
+    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening))\b[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+_CLOSING = re.compile(
+    r"^\s*(thanks|thank you|many thanks|cheers|regards|best|kind regards|best regards|"
+    r"sincerely|sent from|groeten|saludos|gr(u|ü)(ß|ss)e|gruß|cordialement|mfg)\b|^\s*--\s*$",
+    re.IGNORECASE,
+)
+#: A sign-off is looked for only this close to the end of a ticket.
+_SIGNATURE_LINES = 6
+#: A sign-off line is short ("Thanks,", "Kind regards, Ana"); a longer line is content.
+_SIGN_OFF_WORDS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +80,19 @@ def key_terms(ticket: Ticket) -> set[str]:
     return set(tokenize(focused_query(ticket)))
 
 
+def strip_signature(body: str) -> str:
+    """The body without greetings and without the sign-off block (names, companies, titles)."""
+    lines = body.splitlines()
+    for i in range(len(lines) - 1, max(len(lines) - _SIGNATURE_LINES, 0) - 1, -1):
+        if _CLOSING.match(lines[i]) and len(lines[i].split()) <= _SIGN_OFF_WORDS:
+            lines = lines[:i]
+            break
+    return _GREETING.sub("", "\n".join(lines)).strip()
+
+
 def focused_query(ticket: Ticket) -> str:
     """The subject and the sentences that ask something, without greetings and sign-offs."""
-    body = _GREETING.sub("", ticket.body)
+    body = strip_signature(ticket.body)
     sentences = re.split(r"(?<=[.!?])\s+|\n+", body)
     asks = [s for s in sentences if s.strip().endswith("?")]
     return " ".join([ticket.subject, *(asks or [body])]).strip()

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
-from supportagent.domain import DocKind, Document, Hit
+from supportagent.domain import DocKind, Document, Hit, Passage
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.text import tokenize
 from supportagent.store.store import Store
@@ -38,6 +38,25 @@ class Knowledge:
         with self._lock:
             self.retriever.add(document)
             self._recount()
+
+    def linked_passages(self, passages: Sequence[Passage]) -> list[Passage]:
+        """Passages of the articles that the resolved tickets among ``passages`` link to.
+
+        A resolved answer can be out of date; checking it against the articles it was based
+        on is how a contradiction between the two comes to light.
+        """
+        have = {p.id for p in passages}
+        out: list[Passage] = []
+        for passage in passages:
+            if passage.kind is not DocKind.RESOLVED:
+                continue
+            doc = self.retriever.document(passage.doc_id)
+            for linked in doc.linked_docs if doc else ():
+                for extra in self.retriever.passages_of(linked):
+                    if extra.id not in have:
+                        have.add(extra.id)
+                        out.append(extra)
+        return out
 
     def idf(self, term: str) -> float:
         """Rarity of ``term`` across passages; a term the corpus never uses weighs the most."""

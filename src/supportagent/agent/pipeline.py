@@ -194,6 +194,8 @@ class Pipeline:
     ) -> tuple[Draft, Verdict]:
         """Draft, check, revise while the checker objects (at most ``max_revisions`` times)."""
         passages = [h.passage for h in hits]
+        # What the drafter cites from resolved tickets is also held against their sources.
+        context = self.knowledge.linked_passages(passages)
         draft: Draft | None = None
         verdict: Verdict | None = None
         for revision in range(self.config.max_revisions + 1):
@@ -210,13 +212,14 @@ class Pipeline:
                 assert verdict is not None
                 return draft, verdict
             notify("check")
-            verdict = check_grounding(draft, passages)
+            verdict = check_grounding(draft, [*passages, *context])
             if verdict.passed:
                 verdict = self.engine.check(ticket, draft, hits)
             trace.add(
                 "check",
                 "pass" if verdict.passed else "fail",
                 checker=verdict.checker,
+                context=[p.id for p in context],
                 problems=[
                     {"code": p.code, "message": p.message, "sentence": p.sentence}
                     for p in verdict.problems

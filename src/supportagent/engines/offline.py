@@ -127,14 +127,15 @@ class OfflineEngine:
 
 
 def _term_weights(ticket: Ticket, evidence: Sequence[Hit]) -> dict[str, float]:
-    """Ticket terms weighted by rarity across the evidence passages (rare terms matter more)."""
+    """Ticket terms found in the evidence, weighted by rarity across its passages."""
     terms = set(tokenize(ticket.text))
     passages = [set(tokenize(h.passage.text)) for h in evidence]
     n = max(len(passages), 1)
     weights = {}
     for term in terms:
         df = sum(1 for p in passages if term in p)
-        weights[term] = math.log(1 + (n + 1) / (df + 0.5))
+        if df:  # a term no passage uses cannot be quoted, so it must not dilute the score
+            weights[term] = math.log(1 + (n + 1) / (df + 0.5))
     return weights
 
 
@@ -184,7 +185,7 @@ def _sentences_to_drop(previous: Draft | None, verdict: Verdict | None) -> set[s
     """Sentences the checker objected to, which a revision must not quote again."""
     if previous is None or verdict is None:
         return set()
-    drop = set()
+    drop: set[str] = set()
     for problem in verdict.problems:
         if problem.sentence is None:
             # A whole-draft problem (off topic): none of these sentences did the job.

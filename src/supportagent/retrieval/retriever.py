@@ -114,6 +114,15 @@ class HybridRetriever:
         position = snapshot.by_id.get(passage_id)
         return None if position is None else snapshot.passages[position]
 
+    def document(self, doc_id: str) -> Document | None:
+        prepared = self._prepared.get(doc_id)
+        return None if prepared is None else prepared.document
+
+    def passages_of(self, doc_id: str) -> tuple[Passage, ...]:
+        """Every passage of one document, in reading order (empty for an unknown id)."""
+        prepared = self._prepared.get(doc_id)
+        return () if prepared is None else prepared.passages
+
     def add(self, document: Document) -> None:
         """Add a document, or replace the one with the same id; the next search sees it."""
         with self._lock:

@@ -139,7 +139,7 @@ class Store:
     def status_counts(self) -> dict[str, int]:
         query = sa.select(t.tickets.c.status, sa.func.count()).group_by(t.tickets.c.status)
         with self.engine.connect() as conn:
-            return {status: count for status, count in conn.execute(query).tuples()}
+            return {status: count for status, count in conn.execute(query).all()}
 
     def begin_attempt(self, ticket_id: str) -> int:
         """Mark a ticket in progress and return the number of this attempt (1-based)."""
@@ -191,7 +191,7 @@ class Store:
     def document_counts(self) -> dict[str, int]:
         query = sa.select(t.documents.c.kind, sa.func.count()).group_by(t.documents.c.kind)
         with self.engine.connect() as conn:
-            return {kind: count for kind, count in conn.execute(query).tuples()}
+            return {kind: count for kind, count in conn.execute(query).all()}
 
     # --- traces and outcomes -------------------------------------------------------------
 
