@@ -87,6 +87,21 @@ class Document:
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
+def resolved_body(question: str, answer: str) -> str:
+    """A resolved ticket as one searchable text: the question as one paragraph, then the answer.
+
+    Blank lines inside the question are folded, so the first blank line always ends it.
+    """
+    folded = re.sub(r"\n\s*\n+", "\n", question.strip())
+    return f"{folded}\n\n{answer.strip()}"
+
+
+def resolved_answer(body: str) -> str:
+    """The answer part of a :func:`resolved_body` text."""
+    _question, sep, answer = body.partition("\n\n")
+    return answer if sep else body
+
+
 @dataclass(frozen=True, slots=True)
 class Passage:
     """A searchable piece of a document. ``id`` is ``DOC-ID#section`` and is what drafts cite."""

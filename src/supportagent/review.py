@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from supportagent.agent.knowledge import Knowledge
-from supportagent.domain import DocKind, Document, Status
+from supportagent.domain import DocKind, Document, Status, resolved_body
 from supportagent.errors import ConflictError, UserError
 from supportagent.store.store import Store
 
@@ -75,7 +75,7 @@ def _accept(
         id=f"AR-{ticket_id}",
         kind=DocKind.RESOLVED,
         title=ticket.subject or question[:120],
-        body=f"{question}\n\n{answer}",
+        body=resolved_body(question, answer),
         source=f"review:{ticket_id}",
         linked_docs=tuple(dict.fromkeys(c.split("#", 1)[0] for c in citations)),
         meta={

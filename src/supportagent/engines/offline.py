@@ -14,14 +14,17 @@ from dataclasses import dataclass
 
 from supportagent.domain import (
     Classification,
+    DocKind,
     Draft,
     DraftSentence,
     Hit,
+    Passage,
     Problem,
     SafetyResult,
     Ticket,
     ToolRequest,
     Verdict,
+    resolved_answer,
 )
 from supportagent.engines.classifier import classify_by_rules
 from supportagent.retrieval.text import tokenize
@@ -37,6 +40,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _FENCE = re.compile(r"^\s*```")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# Sentences about the document itself answer nothing ("This article lists ...").
+_SIGNPOST = re.compile(r"^(this|the following) (article|page|guide|section|document)\b", re.I)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -151,13 +156,18 @@ def _candidates(ticket: Ticket, evidence: Sequence[Hit]) -> list[_Candidate]:
     out = []
     for hit in evidence:
         prior = 1.0 / (1.0 + 0.15 * (hit.rank - 1))
-        for position, sentence in enumerate(split_sentences(hit.passage.text)):
-            if sentence.endswith("?") or len(sentence) < 20:
-                continue  # the customer's question inside a resolved ticket is not an answer
+        for position, sentence in enumerate(split_sentences(_answer_part(hit.passage))):
+            if sentence.endswith("?") or len(sentence) < 20 or _SIGNPOST.match(sentence):
+                continue
             score = _coverage(weights, set(tokenize(sentence))) * prior
             if score >= MIN_SENTENCE_SCORE:
                 out.append(_Candidate(sentence, hit.passage.id, hit.rank, position, score))
     return out
+
+
+def _answer_part(passage: Passage) -> str:
+    """The text a drafter may quote: for a resolved ticket, the answer and not the question."""
+    return resolved_answer(passage.text) if passage.kind is DocKind.RESOLVED else passage.text
 
 
 def _choose(candidates: list[_Candidate]) -> list[_Candidate]:

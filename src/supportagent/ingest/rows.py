@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from supportagent.domain import DocKind, Document, Ticket
+from supportagent.domain import DocKind, Document, Ticket, resolved_body
 from supportagent.ingest.common import (
     IdRegistry,
     IngestProblem,
@@ -130,7 +130,7 @@ def _resolved(record_id: str, fields: dict[str, object], source: SourceFile) -> 
         id=record_id,
         kind=DocKind.RESOLVED,
         title=title,
-        body=f"{question}\n\n{answer}",
+        body=resolved_body(question, answer),
         source=source.relative,
         linked_docs=_linked_docs(fields.get("linked_docs")),
         meta={"question": question, "answer": answer},
