@@ -58,9 +58,7 @@ def main() -> None:
             if label.expected_bucket is Bucket.ANSWERABLE
         ]
         inside = sorted((coverage(knowledge, gate, t), t.id) for t in answerable)
-        outside = sorted(
-            (coverage(knowledge, gate, Ticket("OOS", q, q)), q) for q in OUT_OF_SCOPE
-        )
+        outside = sorted((coverage(knowledge, gate, Ticket("OOS", q, q)), q) for q in OUT_OF_SCOPE)
         store.close()
     passed_in = sum(c >= DEFAULT_THRESHOLD for c, _ in inside)
     stopped_out = sum(c < DEFAULT_THRESHOLD for c, _ in outside)
