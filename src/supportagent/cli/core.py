@@ -1,22 +1,19 @@
-"""The `supportagent` command line: every command, with user errors turned into one clear line."""
+"""The core commands: ingest, inspect, run the agent, review, triage, serve."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from supportagent.agent.knowledge import Knowledge
-from supportagent.config import Settings, load_settings
+from supportagent.cli.app import app, console, err, guard, settings_of
 from supportagent.domain import Status, Ticket
 from supportagent.errors import UserError
 from supportagent.ingest import read_kb, read_resolved, read_tickets
@@ -33,16 +30,6 @@ from supportagent.runtime import (
 from supportagent.scheduler import run_inbox
 from supportagent.triage import triage_text
 
-app = typer.Typer(
-    help="Drafts grounded answers to support tickets for a human to review. Never sends them.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-console = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
-
-T = TypeVar("T")
-
 
 class IngestKind(StrEnum):
     kb = "kb"
@@ -56,37 +43,6 @@ class Decision(StrEnum):
     reject = "reject"
 
 
-class EngineChoice(StrEnum):
-    auto = "auto"
-    offline = "offline"
-    llm = "llm"
-
-
-@app.callback()
-def main_options(
-    ctx: typer.Context,
-    home: Path | None = typer.Option(None, help="Data directory [env SUPPORTAGENT_HOME]."),
-    engine: EngineChoice | None = typer.Option(None, help="offline or llm [default: auto]."),
-) -> None:
-    """Global options; every command reads settings from here, the environment and .env."""
-    ctx.obj = load_settings(home=home, engine=engine.value if engine else None)
-
-
-def _settings(ctx: typer.Context) -> Settings:
-    settings = ctx.obj
-    assert isinstance(settings, Settings)
-    return settings
-
-
-def _guard(action: Callable[[], T]) -> T:
-    """Run ``action``; a UserError becomes one red line and exit code 1, never a traceback."""
-    try:
-        return action()
-    except UserError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from None
-
-
 @app.command()
 def ingest(
     ctx: typer.Context,
@@ -94,7 +50,7 @@ def ingest(
     path: Path = typer.Argument(..., help="A file or a folder."),
 ) -> None:
     """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
 
     def run() -> int:
         store = open_store(settings)
@@ -116,7 +72,7 @@ def ingest(
         console.print(f"{loaded}; {len(problems)} rejected.")
         return 1 if problems else 0
 
-    code = _guard(run)
+    code = guard(run)
     raise typer.Exit(code)
 
 
@@ -125,7 +81,7 @@ def load_demo_command(ctx: typer.Context) -> None:
     """Load the demo corpus and inbox shipped with the package."""
 
     def run() -> None:
-        store = open_store(_settings(ctx))
+        store = open_store(settings_of(ctx))
         result = load_demo(store)
         print_problems(err, result.problems)
         console.print(
@@ -133,7 +89,7 @@ def load_demo_command(ctx: typer.Context) -> None:
             f"{result.tickets} inbox tickets."
         )
 
-    _guard(run)
+    guard(run)
 
 
 @app.command("list-data")
@@ -141,7 +97,7 @@ def list_data(ctx: typer.Context) -> None:
     """What the store holds: documents by kind and tickets by status."""
 
     def run() -> None:
-        store = open_store(_settings(ctx))
+        store = open_store(settings_of(ctx))
         table = Table(title="Store")
         table.add_column("what")
         table.add_column("count", justify="right")
@@ -159,7 +115,7 @@ def list_data(ctx: typer.Context) -> None:
             )
         console.print(tickets)
 
-    _guard(run)
+    guard(run)
 
 
 @app.command()
@@ -171,7 +127,7 @@ def agent(
     ),
 ) -> None:
     """Run the agent on one ticket and print its trace as a timeline."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
 
     def run() -> None:
         store = open_store(settings)
@@ -187,7 +143,7 @@ def agent(
         if outcome.draft is not None:
             console.print(escape(outcome.draft.answer))
 
-    _guard(run)
+    guard(run)
 
 
 @app.command()
@@ -199,7 +155,7 @@ def inbox(
     max_tickets: int | None = typer.Option(None, min=1, help="Stop after this many tickets."),
 ) -> None:
     """Work through every unhandled ticket, then print outcomes and bucket accuracy."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
 
     def run() -> None:
         store = open_store(settings)
@@ -226,7 +182,7 @@ def inbox(
         console.print(outcome_table((r.status.value, r.reason_code) for r in staged))
         _print_accuracy(labels, {r.ticket.id: r.bucket for r in staged}, store.list_tickets())
 
-    _guard(run)
+    guard(run)
 
 
 def _print_accuracy(
@@ -255,7 +211,7 @@ def review_queue(ctx: typer.Context) -> None:
     """Drafts waiting for a human, newest first."""
 
     def run() -> None:
-        store = open_store(_settings(ctx))
+        store = open_store(settings_of(ctx))
         records = store.staged(Status.PENDING_REVIEW)
         if not records:
             console.print("No drafts are waiting for review.")
@@ -268,7 +224,7 @@ def review_queue(ctx: typer.Context) -> None:
             )
             console.print(f"  {escape(str(draft.get('answer', '')))}\n")
 
-    _guard(run)
+    guard(run)
 
 
 @app.command()
@@ -280,7 +236,7 @@ def review(
     reviewer: str = typer.Option("cli", help="Who decides (recorded with the decision)."),
 ) -> None:
     """Decide on a pending draft. Approved and amended answers join the resolved corpus."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
 
     def run() -> None:
         store = open_store(settings)
@@ -297,7 +253,7 @@ def review(
         )
         console.print(f"{ticket_id}: {result.status.value}{added}.")
 
-    _guard(run)
+    guard(run)
 
 
 @app.command()
@@ -307,7 +263,7 @@ def triage(
     as_json: bool = typer.Option(False, "--json", help="Print the structured result as JSON."),
 ) -> None:
     """One-shot: safety, retrieval and outcome for a ticket text, without touching the inbox."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
 
     def run() -> None:
         store = open_store(settings)
@@ -321,7 +277,7 @@ def triage(
         if result["answer"]:
             console.print(escape(result["answer"]))
 
-    _guard(run)
+    guard(run)
 
 
 @app.command()
@@ -333,7 +289,7 @@ def ui(
     work: bool = typer.Option(True, help="Work through the inbox in the background."),
 ) -> None:
     """Serve the web UI and let the agent work through the inbox."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
 
     def run() -> None:
         import uvicorn
@@ -348,8 +304,4 @@ def ui(
         console.print(f"SupportAgent UI on http://{bind_host}:{bind_port}/")
         uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
 
-    _guard(run)
-
-
-def main() -> None:
-    app()
+    guard(run)
