@@ -33,6 +33,26 @@ class Settings(BaseSettings):
     confidence_threshold: float | None = Field(
         default=None, description="Evidence gate threshold; default: the calibrated one."
     )
+    # --- model endpoint (issue: LLM engine) ---
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL; default: the profile's (DeepSeek)."
+    )
+    llm_model: str | None = Field(default=None, description="Model name; default: the profile's.")
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="Key for the endpoint; else DEEPSEEK_API_KEY / OPENAI_API_KEY."
+    )
+    llm_profile: str | None = Field(
+        default=None, description="Endpoint profile name; default: guessed from the base URL."
+    )
+    llm_timeout: float = Field(default=60.0, gt=0)
+    trace_prompts: bool = Field(default=False, description="Keep prompts and replies in traces.")
+    max_api_calls: int | None = Field(default=None, ge=0, description="Cap on model calls per run.")
+    max_tokens: int | None = Field(default=None, ge=0, description="Cap on tokens per run.")
+    # --- embeddings (issue: hybrid retrieval) ---
+    embedder: Literal["onnx", "openai", "none"] = "onnx"
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None
+    # --- web ---
     host: str = "127.0.0.1"
     port: int = Field(default=5050, ge=1, le=65535)
     token: SecretStr | None = None
