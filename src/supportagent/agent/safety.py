@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.domain import SafetyResult
+from supportagent.ruletable import parse_rule_table, read_rule_file
 
 SEVERITIES = ("low", "medium", "high", "critical")
 DEFAULT_RULES_FILE = "safety_rules.toml"
@@ -65,31 +65,12 @@ def load_rules(path: Path | None = None) -> tuple[SafetyRule, ...]:
     """
     if path is None:
         return _default_rules()
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read safety rules: {exc}") from exc
-    return parse_rules(text, source=str(path))
+    return parse_rules(read_rule_file(path, "safety rules"), source=str(path))
 
 
 def parse_rules(text: str, source: str = "<string>") -> tuple[SafetyRule, ...]:
     """Parse a rule table from TOML text; ``source`` names it in error messages."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{source}: not valid TOML: {exc}") from exc
-    entries = data.get("rule")
-    if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{source}: no [[rule]] tables found")
-    rules: list[SafetyRule] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(entries, start=1):
-        rule = _parse_rule(entry, f"{source}: rule #{index}")
-        if rule.name in seen:
-            raise ValueError(f"{source}: rule {rule.name!r} is defined twice")
-        seen.add(rule.name)
-        rules.append(rule)
-    return tuple(rules)
+    return parse_rule_table(text, source, _parse_rule)
 
 
 def screen(text: str, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
+from supportagent.ruletable import parse_rule_table, read_rule_file
 
 DEFAULT_RULES_FILE = "classifier_rules.toml"
 #: Confidence when a strong pattern (or the safety gate) decided.
@@ -116,28 +116,12 @@ def load_classifier_rules(path: Path | None = None) -> tuple[ClassifierRule, ...
     """Read a classifier rule table; the packaged one when ``path`` is None."""
     if path is None:
         return _default_rules()
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read classifier rules: {exc}") from exc
-    return parse_classifier_rules(text, source=str(path))
+    return parse_classifier_rules(read_rule_file(path, "classifier rules"), source=str(path))
 
 
 def parse_classifier_rules(text: str, source: str = "<string>") -> tuple[ClassifierRule, ...]:
     """Parse a classifier rule table from TOML text; ``source`` names it in error messages."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{source}: not valid TOML: {exc}") from exc
-    entries = data.get("rule")
-    if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{source}: no [[rule]] tables found")
-    rules = [_parse_rule(entry, f"{source}: rule #{i}") for i, entry in enumerate(entries, 1)]
-    names = [rule.name for rule in rules]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"{source}: rule names used twice: {', '.join(duplicates)}")
-    return tuple(rules)
+    return parse_rule_table(text, source, _parse_rule)
 
 
 @functools.cache
