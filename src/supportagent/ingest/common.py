@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from supportagent.domain import is_valid_id
 from supportagent.errors import UserError
@@ -246,6 +246,20 @@ def read_bytes(source: SourceFile) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise RecordError(_too_big(len(data)))
     return data
+
+
+def read_each(
+    files: Iterable[SourceFile], result: IngestResult[Any]
+) -> Iterator[tuple[SourceFile, bytes]]:
+    """Each readable file with its bytes; an unreadable one becomes a problem in ``result``."""
+    for source in files:
+        try:
+            data = read_bytes(source)
+        except RecordError as exc:
+            result.problems.append(IngestProblem(source.shown, exc.line, str(exc)))
+            continue
+        result.files_read += 1
+        yield source, data
 
 
 def _too_big(size: int) -> str:

@@ -19,7 +19,7 @@ from supportagent.ingest.common import (
     clean_text,
     coerce_id,
     collect_files,
-    read_bytes,
+    read_each,
     type_name,
     utf8_error_position,
 )
@@ -44,13 +44,7 @@ def read_kb(path: Path) -> IngestResult[Document]:
     files, problems = collect_files(path, KB_SUFFIXES, "articles")
     result: IngestResult[Document] = IngestResult(problems=problems)
     ids = IdRegistry()
-    for source in files:
-        try:
-            data = read_bytes(source)
-        except RecordError as exc:
-            result.problems.append(IngestProblem(source.shown, exc.line, str(exc)))
-            continue
-        result.files_read += 1
+    for source, data in read_each(files, result):
         try:
             document = read_article(source, data)
             ids.claim(document.id, source.shown, None)

@@ -18,7 +18,7 @@ from supportagent.ingest.common import (
     coerce_id,
     collect_files,
     first_line,
-    read_bytes,
+    read_each,
     show,
     type_name,
 )
@@ -50,13 +50,7 @@ def _read_rows(path: Path, what: str, build: RowBuilder[R]) -> IngestResult[R]:
     files, problems = collect_files(path, RECORD_SUFFIXES, what)
     result: IngestResult[R] = IngestResult(problems=problems)
     ids = IdRegistry()
-    for source in files:
-        try:
-            data = read_bytes(source)
-        except RecordError as exc:
-            result.problems.append(IngestProblem(source.shown, exc.line, str(exc)))
-            continue
-        result.files_read += 1
+    for source, data in read_each(files, result):
         for item in parse_records(source, data):
             if isinstance(item, IngestProblem):
                 result.problems.append(item)
