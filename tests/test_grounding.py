@@ -432,3 +432,29 @@ def test_property_inserted_number_is_ungrounded(text: str, number: str, position
     assume(sentence.strip())
     verdict = check_grounding(draft((sentence, ("P#1",))), [passage])
     assert "ungrounded_fact" in codes(verdict), (sentence, verdict.problems)
+
+
+def test_values_in_two_passages_of_one_document_are_cases_not_a_conflict() -> None:
+    sms = Passage(
+        "KB-9#sms", "KB-9", DocKind.KB, "Pricing", ("SMS",), "An SMS costs $0.0095 on Developer."
+    )
+    email = Passage(
+        "KB-9#email",
+        "KB-9",
+        DocKind.KB,
+        "Pricing",
+        ("Email",),
+        "An email costs $0.0012 on Developer.",
+    )
+    verdict = check_grounding(
+        draft(("An SMS costs $0.0095 on Developer.", ("KB-9#sms",))), (sms, email)
+    )
+    assert verdict.passed, verdict.problems
+    # The same two sentences in two different documents are a contradiction to show a reviewer.
+    other_doc = Passage(
+        "RT-3#answer", "RT-3", DocKind.RESOLVED, "Pricing", (), email.text.replace("email", "SMS")
+    )
+    verdict = check_grounding(
+        draft(("An SMS costs $0.0095 on Developer.", ("KB-9#sms",))), (sms, other_doc)
+    )
+    assert codes(verdict) == ["conflicting_evidence"]

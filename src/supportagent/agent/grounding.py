@@ -304,6 +304,7 @@ class _Statements:
     """A passage split into sentences, each with its content words and quantities."""
 
     passage_id: str
+    doc_id: str
     sentences: tuple[tuple[frozenset[str], tuple[_Quantity, ...]], ...]
     stated: frozenset[tuple[Decimal, str]]
 
@@ -314,7 +315,7 @@ class _Statements:
             for text in _split_sentences(passage.text)
         )
         stated = frozenset((q.value, q.unit) for _, qs in sentences for q in qs)
-        return cls(passage.id, sentences, stated)
+        return cls(passage.id, passage.doc_id, sentences, stated)
 
 
 def _conflicts(
@@ -348,9 +349,15 @@ def _conflicts(
 
 
 def _stated_together(evidence: Sequence[_Statements], a: _Quantity, b: _Quantity) -> bool:
-    """True when one passage states both values: two cases ("50 on Growth, 500 on Enterprise"),
-    not a contradiction."""
+    """True when one document states both values: two cases ("50 on Growth, 500 on
+    Enterprise", "$0.0095 an SMS, $0.0012 an email"), not a contradiction.
+
+    A document is taken to agree with itself, so only values from different documents (an
+    article and a resolved ticket, say) can contradict each other.
+    """
+    by_doc: dict[str, set[tuple[Decimal, str]]] = {}
+    for passage in evidence:
+        by_doc.setdefault(passage.doc_id, set()).update(passage.stated)
     return any(
-        (a.value, a.unit) in passage.stated and (b.value, b.unit) in passage.stated
-        for passage in evidence
+        (a.value, a.unit) in stated and (b.value, b.unit) in stated for stated in by_doc.values()
     )
