@@ -5,11 +5,17 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportagent.retrieval.fusion import reciprocal_rank_fusion
+from supportagent.retrieval.fusion import (
+    DEFAULT_WEIGHTS,
+    Fusion,
+    reciprocal_rank_fusion,
+    weighted_score_fusion,
+)
 
 
 def test_three_lists_by_hand() -> None:
@@ -168,3 +174,88 @@ def test_deterministic_whatever_the_mapping_order(
     assert reciprocal_rank_fusion(rankings, k=k, weights=weights) == first
     reversed_rankings = dict(reversed(list(rankings.items())))
     assert reciprocal_rank_fusion(reversed_rankings, k=k, weights=weights) == first
+
+
+# --- weighted score fusion and the Fusion settings ---------------------------------------------
+
+
+@st.composite
+def aligned_signals(draw: st.DrawFn) -> dict[str, np.ndarray]:
+    size = draw(st.integers(min_value=1, max_value=8))
+    names = draw(st.sets(st.sampled_from(["body", "title", "dense"]), min_size=1))
+    column = st.lists(
+        st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=size, max_size=size
+    )
+    return {name: np.array(draw(column), dtype=np.float32) for name in sorted(names)}
+
+
+def test_weighted_fusion_by_hand() -> None:
+    normalized = {
+        "body": np.array([0.5, 0.0, 0.25], dtype=np.float32),
+        "dense": np.array([0.25, 0.75, 0.5], dtype=np.float32),
+    }
+    # item 0: 1 * 0.5 + 2 * 0.25 = 1.0; item 1: 0 + 2 * 0.75 = 1.5; item 2: 0.25 + 1.0 = 1.25
+    fused = weighted_score_fusion(normalized, {"body": 1.0, "dense": 2.0})
+    assert fused.tolist() == pytest.approx([1.0, 1.5, 1.25], abs=1e-12)
+    # A signal without a weight adds nothing.
+    assert weighted_score_fusion(normalized, {"body": 1.0}).tolist() == pytest.approx(
+        [0.5, 0.0, 0.25]
+    )
+
+
+@given(aligned_signals(), st.dictionaries(st.sampled_from(["body", "title", "dense"]), any_weight))
+def test_weighted_fusion_is_linear_and_order_free(
+    signals: dict[str, np.ndarray], weights: dict[str, float]
+) -> None:
+    fused = weighted_score_fusion(signals, weights)
+    expected = sum(
+        (weights.get(name, 0.0) * values.astype(np.float64) for name, values in signals.items()),
+        start=np.zeros(len(next(iter(signals.values())))),
+    )
+    assert np.allclose(fused, expected, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(weighted_score_fusion(dict(reversed(signals.items())), weights), fused)
+    # Doubling every weight doubles every score: the ranking does not change.
+    doubled = weighted_score_fusion(signals, {k: 2 * w for k, w in weights.items()})
+    assert np.allclose(doubled, 2 * fused)
+
+
+@given(aligned_signals(), st.data())
+def test_raising_one_signal_never_lowers_an_item(
+    signals: dict[str, np.ndarray], data: st.DataObject
+) -> None:
+    weights = {name: 1.0 for name in signals}
+    name = data.draw(st.sampled_from(sorted(signals)))
+    item = data.draw(st.integers(min_value=0, max_value=len(signals[name]) - 1))
+    before = weighted_score_fusion(signals, weights)
+    raised = {**signals, name: signals[name].copy()}
+    raised[name][item] += np.float32(0.5)
+    after = weighted_score_fusion(raised, weights)
+    assert after[item] > before[item]
+    others = [i for i in range(len(before)) if i != item]
+    assert np.array_equal(after[others], before[others])
+
+
+def test_weighted_fusion_rejects_misaligned_or_bad_input() -> None:
+    with pytest.raises(ValueError):
+        weighted_score_fusion({"a": np.zeros(2, np.float32), "b": np.zeros(3, np.float32)}, {})
+    with pytest.raises(ValueError):
+        weighted_score_fusion({"a": np.zeros(2, np.float32)}, {"a": -1.0})
+    assert weighted_score_fusion({}, {}).size == 0
+
+
+def test_fusion_settings() -> None:
+    default = Fusion()
+    assert default.method == "weighted"
+    assert {s: default.weight(s) for s in ("body", "title", "dense")} == DEFAULT_WEIGHTS
+    assert Fusion("rrf").weight("dense") == 1.0
+    assert Fusion("rrf", {"body": 1.0}).weight("dense") == 0.0  # not named: not used
+    assert Fusion("rrf", {"body": 1.0, "dense": 1.0}).describe() == "rrf(k=60) body+dense"
+    assert default.describe() == "weighted body=1 dense=3 title=0.5"
+    for bad in (
+        lambda: Fusion("borda"),  # type: ignore[arg-type]
+        lambda: Fusion(rrf_k=0),
+        lambda: Fusion(weights={"body": math.inf}),
+        lambda: Fusion(weights={"body": math.nan}),
+    ):
+        with pytest.raises(ValueError):
+            bad()

@@ -162,3 +162,21 @@ def test_evaluate_default_cutoffs_and_errors() -> None:
         evaluate({}, {"q": set()})
     with pytest.raises(ValueError):
         evaluate({"q": ["d"]}, {"q": {"d"}}, ks=(0,))
+
+
+def test_passage_rankings_by_hand_at_the_eval_cutoffs() -> None:
+    # The eval command ranks passages and scores documents: "a" appears as two passages.
+    run = {
+        "q1": ["a", "a", "b", "c"],  # documents a, b, c: relevant b at rank 2
+        "q2": [f"x{i}" for i in range(10)] + ["r"],  # relevant r at rank 11: beyond @10
+    }
+    qrels = {"q1": {"b"}, "q2": {"r", "s"}}
+    result = evaluate(run, qrels, ks=(1, 3, 10))
+    # recall@3: q1 1, q2 0 -> 0.5;  recall@10: q2 still 0 -> 0.5
+    assert result["recall@1"] == 0.0
+    assert result["recall@3"] == result["recall@10"] == 0.5
+    # nDCG@10: q1 (1/log2(3)) / 1 = 0.63093; q2 0 -> 0.31546
+    assert result["ndcg@10"] == pytest.approx((1 / LOG2_3) / 2)
+    assert result["ndcg@10"] == pytest.approx(0.31546, abs=1e-5)
+    # MRR: q1 1/2, q2 1/11 (reciprocal rank has no cut-off) -> (0.5 + 0.0909) / 2 = 0.29545
+    assert result["mrr"] == pytest.approx((1 / 2 + 1 / 11) / 2)

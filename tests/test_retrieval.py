@@ -5,15 +5,19 @@ from __future__ import annotations
 import math
 import threading
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from embedding_fakes import HashingEmbedder
 from supportagent.domain import DocKind, Document, Passage
 from supportagent.retrieval import retriever as retriever_module
-from supportagent.retrieval.bm25 import BM25Index, bm25_scores
+from supportagent.retrieval.bm25 import MERGE_MIN, BM25Index, bm25_scores
+from supportagent.retrieval.dense import OnnxMiniLM
+from supportagent.retrieval.fusion import DEFAULT_WEIGHTS, Fusion
 from supportagent.retrieval.passages import slugify, split_passages
-from supportagent.retrieval.retriever import SIGNALS, HybridRetriever
+from supportagent.retrieval.retriever import SIGNALS, HybridRetriever, dense_text
 from supportagent.retrieval.text import STOPWORDS, stem, tokenize
 
 # --- tokenizer --------------------------------------------------------------------------------
@@ -379,9 +383,13 @@ def corpus() -> list[Document]:
     ]
 
 
+#: BM25 only, fused by plain RRF: the lexical half of the retriever on its own.
+LEXICAL_RRF = Fusion("rrf", {"body": 1.0, "title": 1.0})
+
+
 @pytest.fixture
 def retriever() -> HybridRetriever:
-    return HybridRetriever(corpus())
+    return HybridRetriever(corpus(), fusion=LEXICAL_RRF)
 
 
 @pytest.mark.parametrize(
@@ -433,7 +441,7 @@ def test_hits_explain_their_score(retriever: HybridRetriever) -> None:
 
 
 def test_weights_and_rrf_k_are_used() -> None:
-    retriever = HybridRetriever(corpus(), rrf_k=10, weights={"title": 0.5})
+    retriever = HybridRetriever(corpus(), fusion=Fusion("rrf", {"body": 1, "title": 0.5}, 10))
     for hit in retriever.search("refund for a duplicate charge", k=5):
         weights = {"body": 1.0, "title": 0.5}
         rrf = sum(weights[name] / (10 + s.rank) for name, s in hit.signals.items())
@@ -442,11 +450,13 @@ def test_weights_and_rrf_k_are_used() -> None:
 
 def test_invalid_settings() -> None:
     with pytest.raises(ValueError):
-        HybridRetriever([], rrf_k=0)
+        HybridRetriever([], fusion=Fusion("rrf", rrf_k=0))
     with pytest.raises(ValueError):
-        HybridRetriever([], weights={"body": -1.0})
+        HybridRetriever([], fusion=Fusion(weights={"body": -1.0}))
     with pytest.raises(ValueError):
-        HybridRetriever([], weights={"bogus": 1.0})
+        HybridRetriever([], fusion=Fusion(weights={"bogus": 1.0}))
+    with pytest.raises(ValueError):
+        Fusion("borda")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         HybridRetriever([]).search("x", k=0)
 
@@ -536,3 +546,148 @@ def test_concurrent_readers_during_adds() -> None:
         thread.join()
     assert errors == []
     assert len(retriever.search("extra article", k=50)) >= 20
+
+
+# --- weighted fusion, dense signal, incremental index ------------------------------------------
+
+
+def test_default_fusion_scores_are_the_weighted_sum_of_normalised_signals() -> None:
+    embedder = HashingEmbedder()
+    retriever = HybridRetriever(corpus(), embedder=embedder)
+    query = "how long should we wait after 429 too many requests"
+    hits = retriever.search(query, k=6)
+    scales = retriever.scales(query)
+    assert scales["dense"] == 1.0 and scales["body"] > 0 and scales["title"] > 0
+    weights = DEFAULT_WEIGHTS
+    query_vector = embedder.embed([query])[0]
+    for hit in hits:
+        assert set(hit.signals) <= set(SIGNALS) and "dense" in hit.signals
+        expected = sum(
+            weights[name] * max(signal.score, 0.0) / scales[name]
+            for name, signal in hit.signals.items()
+        )
+        assert hit.score == pytest.approx(expected, rel=1e-5)
+        passage_vector = embedder.embed([dense_text(hit.passage)])[0]
+        assert hit.signals["dense"].score == pytest.approx(float(passage_vector @ query_vector))
+    # Ranks within a signal follow its raw scores; the fused order follows the fused score.
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    for name in SIGNALS:
+        shown = sorted((h.signals[name] for h in hits if name in h.signals), key=lambda s: s.rank)
+        assert [s.score for s in shown] == sorted((s.score for s in shown), reverse=True)
+
+
+def test_lexical_scores_stay_below_their_scale() -> None:
+    retriever = HybridRetriever(corpus())
+    for query in ("429 retry", "KS-4001 starting_after cursor", "password reset link"):
+        scales = retriever.scales(query)
+        for hit in retriever.search(query, k=10):
+            for name in ("body", "title"):
+                if name in hit.signals:
+                    assert 0 < hit.signals[name].score < scales[name]
+
+
+def test_dense_signal_finds_a_paraphrase_bm25_misses() -> None:
+    query = "my card was billed two times for the same plan"
+    lexical = HybridRetriever(corpus(), fusion=Fusion(weights={"body": 1.0}))
+    assert all(h.passage.doc_id != "T-1" for h in lexical.search(query, k=1))
+    hybrid = HybridRetriever(corpus(), embedder=OnnxMiniLM())
+    top = hybrid.search(query, k=1)[0]
+    assert top.passage.doc_id == "T-1"
+    assert top.signals["dense"].rank == 1
+    only_resolved = hybrid.search(query, k=3, kinds={DocKind.RESOLVED})
+    assert {h.passage.kind for h in only_resolved} == {DocKind.RESOLVED}
+
+
+def test_fusion_can_change_per_search() -> None:
+    retriever = HybridRetriever(corpus(), embedder=HashingEmbedder())
+    query = "429 too many requests"
+    dense_only = retriever.search(query, k=3, fusion=Fusion(weights={"dense": 1.0}))
+    assert all(set(h.signals) == {"dense"} for h in dense_only)
+    rrf = retriever.search(query, k=3, fusion=Fusion("rrf"))
+    for hit in rrf:
+        assert hit.score == pytest.approx(sum(1 / (60 + s.rank) for s in hit.signals.values()))
+    assert retriever.signals() == ("body", "title", "dense")
+    assert HybridRetriever(corpus()).signals() == ("body", "title")  # no embedder, no dense
+
+
+def test_adding_a_document_embeds_only_its_passages() -> None:
+    embedder = HashingEmbedder()
+    retriever = HybridRetriever(corpus(), embedder=embedder)
+    assert embedder.embedded == len(retriever)  # one batch at build time
+    hook = kb("KB-HOOK", "Webhooks", "## Signing\n\nEach webhook is signed with a signing secret.")
+    retriever.add(hook)
+    assert embedder.calls[-1] == [dense_text(p) for p in retriever.passages_of("KB-HOOK")]
+    hits = retriever.search("webhook signing secret", k=1)
+    assert hits[0].id == "KB-HOOK#signing" and "dense" in hits[0].signals
+    calls = len(embedder.calls)
+    retriever.add(hook)  # unchanged: nothing to embed
+    assert len(embedder.calls) == calls
+
+
+def test_incremental_bm25_is_exact_while_the_average_length_holds() -> None:
+    docs = [["refund", "card"], ["refund", "policy"], ["password", "reset"], ["card", "limit"]]
+    grown = BM25Index.from_tokens(docs[:2]).with_added(docs[2:3]).with_added(docs[3:])
+    for query in (["refund", "card"], ["reset"], ["limit", "policy", "card"]):
+        assert grown.scores(query).tolist() == pytest.approx(bm25_scores(query, docs), rel=1e-6)
+
+
+def test_incremental_bm25_stays_close_to_a_rebuild() -> None:
+    docs = [tokenize(t) for t in SMALL_CORPUS]
+    grown = BM25Index.from_tokens(docs[:5])
+    for tokens in docs[5:]:
+        grown = grown.with_added([tokens])
+    rebuilt = BM25Index.from_tokens(docs)
+    assert len(grown) == len(rebuilt) == len(docs)
+    for query in ("rate limit 429 retry", "webhooks backoff", "x-ratelimit-remaining"):
+        tokens = tokenize(query)
+        # idf is exact; only the length normalisation uses the average length of the last
+        # merge (here 5 of 8 documents, far beyond the tail a retriever lets grow).
+        assert [grown.idf(t) for t in tokens] == [rebuilt.idf(t) for t in tokens]
+        assert np.allclose(grown.scores(tokens), rebuilt.scores(tokens), rtol=0.1, atol=1e-6)
+        assert [i for i, _ in grown.search(query, 3)] == [i for i, _ in rebuilt.search(query, 3)]
+
+
+def test_bm25_tail_asks_for_a_merge_once_it_grows() -> None:
+    index = BM25Index.from_tokens([["alpha", "beta"]] * 100)
+    for i in range(MERGE_MIN):
+        index = index.with_added([[f"word{i}"]])
+        assert not index.needs_merge
+    index = index.with_added([["one", "more"]])
+    assert index.needs_merge
+    assert index.search("word3", 5) == [(103, pytest.approx(index.scores(["word3"])[103]))]
+
+
+def test_many_adds_stay_searchable_and_correct() -> None:
+    retriever = HybridRetriever(corpus(), fusion=LEXICAL_RRF)
+    for i in range(MERGE_MIN + 10):  # past a merge of the BM25 tail
+        retriever.add(kb(f"KB-N{i}", f"Note {i}", f"Note number{i} about quokka habitats."))
+    hits = retriever.search("number7 quokka", k=3)
+    assert hits[0].passage.doc_id == "KB-N7"
+    assert retriever.get_passage("KB-N70#intro") is not None
+    assert retriever.search("forgot password", k=1)[0].id == "KB-PASS#reset-link"
+
+
+def test_stored_vectors_stay_right_while_the_matrix_grows() -> None:
+    embedder = HashingEmbedder()
+    retriever = HybridRetriever(corpus()[:2], embedder=embedder)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                for hit in retriever.search("extra article retry", k=5):
+                    assert hit.signals["dense"].score <= 1.0 + 1e-5
+        except BaseException as exc:  # pragma: no cover - only on failure
+            errors.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for i in range(40):  # the dense rows grow past several doublings
+        retriever.add(kb(f"KB-G{i}", f"Grow {i}", f"Extra article {i} about retry number{i}."))
+    stop.set()
+    reader.join()
+    assert errors == []
+    for passage in retriever.passages:
+        similarity = retriever.similarity(dense_text(passage), [passage.id])
+        assert similarity is not None and similarity[0] == pytest.approx(1.0, abs=1e-5)

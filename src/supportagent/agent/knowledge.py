@@ -1,34 +1,101 @@
 """What the agent knows: the search index over the store's documents, kept current.
 
 Built once from the store; an approved answer is added in place so that the very next search
-sees it, with no restart.
+sees it, with no restart. Dense vectors come from the embedder the settings name, behind the
+store's embedding cache, so a corpus is embedded once per model, not once per process.
 """
 
 from __future__ import annotations
 
-import math
 import threading
-from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
+from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
+from supportagent.errors import UserError
+from supportagent.retrieval.dense import (
+    CachedEmbedder,
+    Embedder,
+    OnnxMiniLM,
+    OpenAIEmbedder,
+    Progress,
+    VectorCache,
+)
+from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever
-from supportagent.retrieval.text import tokenize
+from supportagent.store.embeddings import StoreVectorCache
 from supportagent.store.store import Store
+
+#: The offline embedder, unless a caller says otherwise (``None`` turns dense search off).
+DEFAULT_EMBEDDER = "default"
+DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
+
+
+def build_embedder(settings: Settings, cache: VectorCache | None = None) -> Embedder | None:
+    """The embedder ``settings.embedder`` names (``onnx``, ``openai`` or ``none``), cached."""
+    inner: Embedder
+    if settings.embedder == "none":
+        return None
+    if settings.embedder == "openai":
+        key = settings.llm_api_key or settings.openai_api_key
+        base_url = settings.embedding_base_url
+        if key is None and base_url is None:
+            raise UserError(
+                "SUPPORTAGENT_EMBEDDER=openai needs an endpoint: set OPENAI_API_KEY, or "
+                "SUPPORTAGENT_EMBEDDING_BASE_URL for a local server; or use the offline "
+                "embedder (SUPPORTAGENT_EMBEDDER=onnx, the default)."
+            )
+        inner = OpenAIEmbedder(
+            settings.embedding_model or DEFAULT_OPENAI_EMBEDDING_MODEL,
+            base_url=base_url,
+            api_key=key.get_secret_value() if key else None,
+            timeout=settings.llm_timeout,
+        )
+    else:
+        inner = OnnxMiniLM()
+    return inner if cache is None else CachedEmbedder(inner, cache)
 
 
 class Knowledge:
     """A HybridRetriever plus the corpus statistics the evidence gate needs."""
 
-    def __init__(self, documents: Collection[Document]) -> None:
+    def __init__(
+        self,
+        documents: Iterable[Document],
+        *,
+        embedder: Embedder | str | None = DEFAULT_EMBEDDER,
+        fusion: Fusion | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        if isinstance(embedder, str):
+            if embedder != DEFAULT_EMBEDDER:
+                raise ValueError(f"unknown embedder {embedder!r}")
+            embedder = OnnxMiniLM()
         self._lock = threading.Lock()
-        self.retriever = HybridRetriever(documents)
-        self._doc_freq: Counter[str] = Counter()
-        self._recount()
+        self.retriever = HybridRetriever(
+            documents, embedder=embedder, fusion=fusion, progress=progress
+        )
 
     @classmethod
-    def from_store(cls, store: Store) -> Knowledge:
-        return cls(store.documents())
+    def from_store(
+        cls,
+        store: Store,
+        settings: Settings | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> Knowledge:
+        """The store's documents, with the embedder the settings name behind the store's cache.
+
+        Without ``settings``, they are read from the environment and ``.env``.
+        """
+        settings = settings or load_settings()
+        embedder = build_embedder(settings, StoreVectorCache(store))
+        return cls(store.documents(), embedder=embedder, progress=progress)
+
+    @property
+    def dense(self) -> bool:
+        """True when searches use dense similarity."""
+        return "dense" in self.retriever.signals()
 
     def search(self, query: str, k: int, kinds: Collection[DocKind] | None = None) -> list[Hit]:
         return self.retriever.search(query, k=k, kinds=kinds)
@@ -37,7 +104,6 @@ class Knowledge:
         """Make ``document`` searchable now (an approved answer joining the resolved corpus)."""
         with self._lock:
             self.retriever.add(document)
-            self._recount()
 
     def linked_passages(self, passages: Sequence[Passage]) -> list[Passage]:
         """Passages of the articles that the resolved tickets among ``passages`` link to.
@@ -59,13 +125,13 @@ class Knowledge:
         return out
 
     def idf(self, term: str) -> float:
-        """Rarity of ``term`` across passages; a term the corpus never uses weighs the most."""
-        n = max(len(self.retriever), 1)
-        df = self._doc_freq.get(term, 0)
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        """Rarity of ``term`` across passage bodies; a term the corpus never uses weighs most."""
+        return self.retriever.idf(term)
 
-    def _recount(self) -> None:
-        counts: Counter[str] = Counter()
-        for passage in self.retriever.passages:
-            counts.update(set(tokenize(passage.title + " " + passage.text)))
-        self._doc_freq = counts
+    def knows(self, term: str) -> bool:
+        """True when some passage uses ``term`` in its text, title or headings."""
+        return self.retriever.df(term) > 0 or self.retriever.df(term, "title") > 0
+
+    def similarity(self, text: str, passage_ids: Sequence[str]) -> list[float] | None:
+        """Cosine similarity of ``text`` to each passage; None when search has no dense signal."""
+        return self.retriever.similarity(text, passage_ids)

@@ -1,4 +1,4 @@
-"""BM25 keyword search: a thin wrapper over ``bm25s`` plus the formula in plain Python.
+"""BM25 keyword search: an append-friendly inverted index, and the formula in plain Python.
 
 Scoring is Lucene's BM25 (as in Lucene 8+, which bm25s calls "lucene"): for each query token
 ``t`` (repeats count again) and document ``d``::
@@ -6,17 +6,25 @@ Scoring is Lucene's BM25 (as in Lucene 8+, which bm25s calls "lucene"): for each
     idf(t)     = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
     score(t,d) = idf(t) * tf(t,d) / (tf(t,d) + k1 * (1 - b + b * len(d) / avgdl))
 
-``bm25_scores`` is that formula written out, so tests can hold the wrapper to it.
+``bm25_scores`` is that formula written out, so tests can hold the index to it.
+
+The index keeps, per token, the documents it occurs in and the length-normalised term
+frequency ``tf / (tf + k1 * (1 - b + b * len / avgdl))``, times the token's idf as of the last
+merge; a query rescales that by the current idf, so idf is always exact. Adding documents
+appends a small *tail* and leaves the merged part untouched; the retriever merges (rebuilds)
+once the tail passes ``MERGE_FRACTION`` of the index. Until then length normalisation uses the
+average length of the last merge, which is the only approximation, and a small one.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
@@ -24,8 +32,12 @@ from supportagent.retrieval.text import tokenize
 
 K1 = 1.5
 B = 0.75
+#: A tail longer than this share of the merged documents (and than MERGE_MIN) asks for a merge.
+MERGE_FRACTION = 0.05
+MERGE_MIN = 64
 
 Mask = npt.NDArray[np.bool_]
+Scores = npt.NDArray[np.float32]
 
 
 def bm25_scores(
@@ -51,10 +63,14 @@ def bm25_scores(
             tf = doc_counts.get(token, 0)
             if tf == 0:
                 continue
-            idf = math.log(1 + (n_docs - df[token] + 0.5) / (df[token] + 0.5))
-            total += idf * tf / (tf + norm)
+            total += idf(n_docs, df[token]) * tf / (tf + norm)
         scores.append(total)
     return scores
+
+
+def idf(n_docs: int, df: int) -> float:
+    """Lucene's BM25 idf; always positive, highest for a token no document has."""
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tuple[int, float]]:
@@ -65,18 +81,84 @@ def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tu
     candidates = np.flatnonzero(keep)
     if k <= 0 or candidates.size == 0:
         return []
+    if candidates.size > 4 * k:
+        # Only the k best can matter: cut with a partial sort, keeping every tie of the k-th.
+        values = scores[candidates]
+        kth = np.partition(values, values.size - k)[values.size - k]
+        candidates = candidates[values >= kth]
     # lexsort orders by the last key first: score descending, then index ascending.
     order = np.lexsort((candidates, -scores[candidates]))[:k]
     return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
 
 
-class BM25Index:
-    """An immutable BM25 index over a list of texts; search returns positions in that list."""
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """Compressed columns: the documents of token ``i`` are ``docs[start[i]:start[i + 1]]``."""
 
-    def __init__(self, model: Any | None, size: int) -> None:
-        # ``model`` is None when no document has a single token: every search is then empty.
-        self._model = model
-        self._size = size
+    vocab: dict[str, int]
+    start: npt.NDArray[np.int64]
+    docs: npt.NDArray[np.int32]
+    weights: npt.NDArray[np.float32]
+
+    def df(self, token: str) -> int:
+        i = self.vocab.get(token)
+        return 0 if i is None else int(self.start[i + 1] - self.start[i])
+
+
+def _postings(
+    docs_tokens: Sequence[Sequence[str]], offset: int, avgdl: float, with_idf: bool
+) -> _Postings:
+    """Index ``docs_tokens`` as documents ``offset, offset + 1, ...``.
+
+    Each posting's weight is ``tf / (tf + norm)``, times the token's idf over these documents
+    when ``with_idf`` (the merged part, so that a query adds weights and multiplies nothing).
+    """
+    vocab: dict[str, int] = {}
+    # Typed arrays, not lists of ints: a 100k-passage build would hold millions of them.
+    token_ids, doc_ids, tfs, lengths = array("q"), array("i"), array("f"), array("f")
+    for position, tokens in enumerate(docs_tokens):
+        for token, count in Counter(tokens).items():
+            token_ids.append(vocab.setdefault(token, len(vocab)))
+            doc_ids.append(position)
+            tfs.append(count)
+        lengths.append(len(tokens))
+    tok = np.frombuffer(token_ids, dtype=np.int64)
+    order = np.argsort(tok, kind="stable")  # stable: documents stay ascending within a token
+    docs = np.frombuffer(doc_ids, dtype=np.int32)[order]
+    tf = np.frombuffer(tfs, dtype=np.float32)[order]
+    length = np.frombuffer(lengths, dtype=np.float32)[docs]
+    relative = length / np.float32(avgdl) if avgdl > 0 else np.ones_like(length)
+    norm = np.float32(K1) * (np.float32(1 - B) + np.float32(B) * relative)
+    counts = np.bincount(tok, minlength=len(vocab))
+    start = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    weights = tf / (tf + norm)
+    if with_idf and len(docs_tokens):
+        n = np.float64(len(docs_tokens))
+        idfs = np.log1p((n - counts + 0.5) / (counts + 0.5)).astype(np.float32)
+        weights *= np.repeat(idfs, counts)
+    return _Postings(vocab, start, docs + np.int32(offset), np.asarray(weights, np.float32))
+
+
+class BM25Index:
+    """An immutable BM25 index over token lists; search returns positions in that list.
+
+    ``with_added`` returns a new index that shares this one's merged postings and appends the
+    new documents to a small tail, so readers of the old index are never disturbed.
+    """
+
+    def __init__(
+        self,
+        merged: _Postings,
+        tail: _Postings,
+        size: int,
+        merged_size: int,
+        avgdl: float,
+        tail_tokens: tuple[tuple[str, ...], ...] = (),
+    ) -> None:
+        self._merged, self._tail = merged, tail
+        self._size, self._merged_size, self._avgdl = size, merged_size, avgdl
+        self._tail_tokens = tail_tokens
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> BM25Index:
@@ -86,26 +168,67 @@ class BM25Index:
     @classmethod
     def from_tokens(cls, docs_tokens: Sequence[Sequence[str]]) -> BM25Index:
         """Index documents that are already tokenized (with :func:`tokenize`)."""
-        corpus = [list(tokens) for tokens in docs_tokens]
-        if not any(corpus):
-            return cls(None, len(corpus))
-        model = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy", csc_backend="numpy")
-        model.index(corpus, show_progress=False)
-        return cls(model, len(corpus))
+        total = sum(len(tokens) for tokens in docs_tokens)
+        avgdl = total / len(docs_tokens) if docs_tokens else 0.0
+        merged = _postings(docs_tokens, 0, avgdl, with_idf=True)
+        empty = _postings((), 0, avgdl, with_idf=False)
+        return cls(merged, empty, len(docs_tokens), len(docs_tokens), avgdl)
+
+    def with_added(self, docs_tokens: Iterable[Sequence[str]]) -> BM25Index:
+        """This index plus documents appended after the last one (positions continue)."""
+        tail_tokens = self._tail_tokens + tuple(tuple(tokens) for tokens in docs_tokens)
+        if self._merged_size == 0:
+            return BM25Index.from_tokens(tail_tokens)
+        tail = _postings(tail_tokens, self._merged_size, self._avgdl, with_idf=False)
+        size = self._merged_size + len(tail_tokens)
+        return BM25Index(self._merged, tail, size, self._merged_size, self._avgdl, tail_tokens)
+
+    @property
+    def needs_merge(self) -> bool:
+        """True once the unmerged tail is big enough that a rebuild is worth it."""
+        tail = len(self._tail_tokens)
+        return tail > MERGE_MIN and tail > MERGE_FRACTION * self._merged_size
 
     def __len__(self) -> int:
         return self._size
 
-    def scores(self, query_tokens: Sequence[str]) -> npt.NDArray[np.float32]:
+    def df(self, token: str) -> int:
+        """How many documents contain ``token``."""
+        return self._merged.df(token) + self._tail.df(token)
+
+    def idf(self, token: str) -> float:
+        return idf(self._size, self.df(token))
+
+    def ceiling(self, query_tokens: Sequence[str]) -> float:
+        """An upper bound of any document's score for the query: the sum of its tokens' idf.
+
+        Each token adds at most its idf (the tf part stays below 1), so ``score / ceiling``
+        lies in [0, 1): the share of the query's weight a document matches.
+        """
+        return sum(self.idf(token) for token in query_tokens if token)
+
+    def scores(self, query_tokens: Sequence[str]) -> Scores:
         """The score of every document (zero where no query token occurs)."""
-        if self._model is None:
-            return np.zeros(self._size, dtype=np.float32)
-        vocab: dict[str, int] = self._model.vocab_dict
-        ids = [vocab[token] for token in query_tokens if token and token in vocab]
-        if not ids:
-            return np.zeros(self._size, dtype=np.float32)
-        result: npt.NDArray[np.float32] = self._model.get_scores_from_ids(ids)
-        return result
+        out = np.zeros(self._size, dtype=np.float32)
+        merged, tail = self._merged, self._tail
+        for token, repeats in Counter(t for t in query_tokens if t).items():
+            i, j = merged.vocab.get(token), tail.vocab.get(token)
+            if i is None and j is None:
+                continue
+            now = idf(self._size, self.df(token))
+            if i is not None:
+                lo, hi = merged.start[i], merged.start[i + 1]
+                # The merged weights carry the idf of the last merge; rescale only if it moved.
+                factor = repeats * now / idf(self._merged_size, int(hi - lo))
+                weights = merged.weights[lo:hi]
+                if factor != 1.0:
+                    weights = weights * np.float32(factor)
+                # A token's documents are distinct, and add.at is numpy's fast scatter-add.
+                np.add.at(out, merged.docs[lo:hi], weights)
+            if j is not None:
+                lo, hi = tail.start[j], tail.start[j + 1]
+                np.add.at(out, tail.docs[lo:hi], np.float32(repeats * now) * tail.weights[lo:hi])
+        return out
 
     def search_tokens(
         self, query_tokens: Sequence[str], k: int, mask: Mask | None = None

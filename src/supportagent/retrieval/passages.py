@@ -24,6 +24,7 @@ _HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
 _WHITESPACE = re.compile(r"\s+")
+_MARKUP = re.compile(r"[`*_#>|]+")
 
 Span = tuple[int, int]
 
@@ -225,3 +226,19 @@ def split_passages(doc: Document, max_chars: int = DEFAULT_MAX_CHARS) -> list[Pa
                 )
             )
     return passages
+
+
+def title_text(passage: Passage, document: Document) -> str:
+    """What the ``title`` signal indexes for a passage."""
+    parts = [passage.title, *passage.heading_path]
+    question = document.meta.get("question")
+    if passage.kind is DocKind.RESOLVED and isinstance(question, str):
+        parts.append(question)
+    return "\n".join(part for part in parts if part)
+
+
+def dense_text(passage: Passage) -> str:
+    """What the ``dense`` signal embeds: title, heading path and text, without markdown marks."""
+    heading = " > ".join(passage.heading_path)
+    parts = [passage.title, heading, _MARKUP.sub(" ", passage.text)]
+    return "\n".join(part.strip() for part in parts if part.strip())

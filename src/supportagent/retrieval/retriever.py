@@ -1,51 +1,46 @@
-"""HybridRetriever: BM25 over passage bodies and over titles, fused by RRF, with explanations.
+"""HybridRetriever: BM25 over passage bodies and over titles, dense similarity, fused, explained.
 
-Every hit says which signal found it, at what rank and with what raw score, and its fused
-score is exactly the RRF of those ranks, so a reviewer can see why a passage came first.
+Every hit says which signal found it, at what rank and with what raw score; its fused score
+follows from those numbers and the fusion in use (``fusion.py``), so a reviewer can see why a
+passage came first. ``scales(query)`` gives the divisors weighted fusion applied.
 
 Readers never lock: each search works on one immutable snapshot of passages and indexes.
-Writers (``add``) build the next snapshot under a lock and swap it in with one assignment.
+Writers (``add``) build the next snapshot under a lock and swap it in with one assignment. A
+new document is appended: its passages are embedded and join a BM25 tail, nothing else is
+redone; the BM25 tail is merged once it has grown (see ``bm25.py``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore
-from supportagent.retrieval.bm25 import BM25Index, Mask
-from supportagent.retrieval.fusion import (
-    DEFAULT_RRF_K,
-    reciprocal_rank_fusion,
-    validate_fusion,
-)
-from supportagent.retrieval.passages import split_passages
+from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
+from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
+from supportagent.retrieval.fusion import Fusion, reciprocal_rank_fusion, weighted_score_fusion
+from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.text import tokenize
 
-#: body: BM25 over the passage text; title: BM25 over the title and heading path
-#: (and, for a resolved ticket, its question).
-SIGNALS = ("body", "title")
-
-
-def title_text(passage: Passage, document: Document) -> str:
-    """What the ``title`` signal indexes for a passage."""
-    parts = [passage.title, *passage.heading_path]
-    question = document.meta.get("question")
-    if passage.kind is DocKind.RESOLVED and isinstance(question, str):
-        parts.append(question)
-    return "\n".join(part for part in parts if part)
+#: body: BM25 over the passage text; title: BM25 over the title and heading path (and, for a
+#: resolved ticket, its question); dense: cosine similarity of embeddings.
+SIGNALS = ("body", "title", "dense")
+LEXICAL = ("body", "title")
+_QUERY_CACHE = 512
 
 
 @dataclass(frozen=True, slots=True)
 class _Prepared:
-    """One document's passages and their tokens, kept so a rebuild never re-splits it."""
+    """One document's passages, tokens and vectors, kept so a rebuild never redoes them."""
 
     document: Document
     passages: tuple[Passage, ...]
     tokens: Mapping[str, tuple[tuple[str, ...], ...]]
+    vectors: Vectors | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +48,8 @@ class _Snapshot:
     passages: tuple[Passage, ...]
     by_id: Mapping[str, int]
     indexes: Mapping[str, BM25Index]
-    kind_masks: Mapping[DocKind, Mask]
+    kinds: np.ndarray
+    dense: Vectors | None
 
 
 def _prepare(document: Document) -> _Prepared:
@@ -65,18 +61,34 @@ def _prepare(document: Document) -> _Prepared:
     return _Prepared(document, passages, tokens)
 
 
-def _build_snapshot(prepared: Iterable[_Prepared]) -> _Snapshot:
-    docs = list(prepared)
-    passages = tuple(p for doc in docs for p in doc.passages)
-    # Rebuilt from cached tokens; an incremental index could replace this step later.
-    indexes = {
-        signal: BM25Index.from_tokens([t for doc in docs for t in doc.tokens[signal]])
-        for signal in SIGNALS
-    }
-    kinds = np.array([p.kind.value for p in passages], dtype=object)
-    kind_masks = {kind: np.asarray(kinds == kind.value, dtype=np.bool_) for kind in DocKind}
-    by_id = {p.id: i for i, p in enumerate(passages)}
-    return _Snapshot(passages, by_id, indexes, kind_masks)
+_KIND_CODES = {kind: code for code, kind in enumerate(DocKind)}
+
+
+class _GrowingRows:
+    """A matrix that rows are appended to in place (capacity doubles), so adding a document
+    costs its own rows, not a copy of all of them. A snapshot keeps a view of the rows that
+    existed when it was taken; later appends write past that view and never disturb it."""
+
+    def __init__(self, rows: Vectors) -> None:
+        self._data = np.array(rows, dtype=np.float32)
+        self._count = len(rows)
+
+    def view(self) -> Vectors:
+        return self._data[: self._count]
+
+    def append(self, rows: Vectors) -> Vectors:
+        need = self._count + len(rows)
+        if need > len(self._data):
+            grown = np.empty((max(need, 2 * len(self._data)), self._data.shape[1]), np.float32)
+            grown[: self._count] = self._data[: self._count]
+            self._data = grown
+        self._data[self._count : need] = rows
+        self._count = need
+        return self.view()
+
+
+def _kind_codes(passages: Iterable[Passage]) -> np.ndarray:
+    return np.array([_KIND_CODES[p.kind] for p in passages], dtype=np.uint8)
 
 
 class HybridRetriever:
@@ -86,21 +98,24 @@ class HybridRetriever:
         self,
         documents: Iterable[Document],
         *,
-        rrf_k: int = DEFAULT_RRF_K,
-        weights: Mapping[str, float] | None = None,
+        embedder: Embedder | None = None,
+        fusion: Fusion | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        validate_fusion(rrf_k, weights)
-        unknown = sorted(set(weights or {}) - set(SIGNALS))
-        if unknown:
-            raise ValueError(f"unknown signal(s) {unknown}; the signals are {list(SIGNALS)}")
-        self._rrf_k = rrf_k
-        self._weights = {signal: float((weights or {}).get(signal, 1.0)) for signal in SIGNALS}
+        self.fusion = fusion or Fusion()
+        self._check_fusion(self.fusion)
+        self.embedder = embedder
         self._lock = threading.Lock()
+        self._rows: _GrowingRows | None = None
+        self._query_vectors: OrderedDict[str, Vectors] = OrderedDict()
         # Insertion-ordered; a replaced document keeps its place, so order is deterministic.
         self._prepared: dict[str, _Prepared] = {}
         for document in documents:
             self._prepared[document.id] = _prepare(document)
-        self._snapshot = _build_snapshot(self._prepared.values())
+        self._prepared = self._embed(self._prepared, progress)
+        self._snapshot = self._build(self._prepared.values())
+
+    # --- reading -------------------------------------------------------------------------
 
     @property
     def passages(self) -> Sequence[Passage]:
@@ -123,6 +138,173 @@ class HybridRetriever:
         prepared = self._prepared.get(doc_id)
         return () if prepared is None else prepared.passages
 
+    def idf(self, token: str, signal: str = "body") -> float:
+        """The BM25 idf of a token in one lexical signal's index."""
+        return self._snapshot.indexes[signal].idf(token)
+
+    def df(self, token: str, signal: str = "body") -> int:
+        """How many passages one lexical signal's index has ``token`` in."""
+        return self._snapshot.indexes[signal].df(token)
+
+    def similarity(self, text: str, passage_ids: Sequence[str]) -> list[float] | None:
+        """Cosine similarity of ``text`` to each passage (0.0 for an unknown id), or None
+        without an embedder."""
+        snapshot = self._snapshot
+        if self.embedder is None or snapshot.dense is None:
+            return None
+        vector = self._query_vector(text)
+        out = []
+        for passage_id in passage_ids:
+            position = snapshot.by_id.get(passage_id)
+            out.append(0.0 if position is None else float(snapshot.dense[position] @ vector))
+        return out
+
+    def signals(self, fusion: Fusion | None = None) -> tuple[str, ...]:
+        """The signals a search with ``fusion`` uses: weighted above zero and available."""
+        fusion = fusion or self.fusion
+        usable = [s for s in SIGNALS if s != "dense" or self.embedder is not None]
+        return tuple(s for s in usable if fusion.weight(s) > 0)
+
+    def scales(self, query: str) -> dict[str, float]:
+        """What weighted fusion divides each signal's raw score by, for this query."""
+        tokens = tokenize(query)
+        snapshot = self._snapshot
+        out = {s: snapshot.indexes[s].ceiling(tokens) for s in LEXICAL}
+        if self.embedder is not None:
+            out["dense"] = 1.0
+        return out
+
+    # --- searching -----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 8,
+        kinds: Collection[DocKind] | None = None,
+        per_signal: int = 50,
+        fusion: Fusion | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best passages for ``query``, optionally only of the given ``kinds``."""
+        if k < 1 or per_signal < 1:
+            raise ValueError(f"k and per_signal must be at least 1, got {k} and {per_signal}")
+        fusion = fusion or self.fusion
+        self._check_fusion(fusion)
+        snapshot = self._snapshot
+        mask = self._mask(snapshot, kinds)
+        tokens = tokenize(query)
+        if not tokens or not snapshot.passages or (mask is not None and not mask.any()):
+            return []
+        raw = self._raw_scores(snapshot, query, tokens, self.signals(fusion))
+        if not raw:
+            return []
+        if fusion.method == "rrf":
+            return self._fuse_rrf(snapshot, raw, mask, k, per_signal, fusion)
+        return self._fuse_weighted(snapshot, raw, tokens, mask, k, fusion)
+
+    def _raw_scores(
+        self, snapshot: _Snapshot, query: str, tokens: list[str], signals: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        raw: dict[str, np.ndarray] = {}
+        for signal in signals:
+            if signal == "dense":
+                if snapshot.dense is not None and len(snapshot.dense):
+                    raw[signal] = snapshot.dense @ self._query_vector(query)
+            else:
+                raw[signal] = snapshot.indexes[signal].scores(tokens)
+        return raw
+
+    def _fuse_weighted(
+        self,
+        snapshot: _Snapshot,
+        raw: Mapping[str, np.ndarray],
+        tokens: list[str],
+        mask: Mask | None,
+        k: int,
+        fusion: Fusion,
+    ) -> list[Hit]:
+        normalized: dict[str, np.ndarray] = {}
+        for signal, scores in raw.items():
+            if signal == "dense":
+                normalized[signal] = np.clip(scores, 0.0, None)
+            else:
+                ceiling = snapshot.indexes[signal].ceiling(tokens)
+                normalized[signal] = scores / ceiling if ceiling > 0 else np.zeros_like(scores)
+        fused = weighted_score_fusion(normalized, {s: fusion.weight(s) for s in raw})
+        found = top_k(fused, k, mask)
+        positions = np.array([position for position, _ in found], dtype=np.int64)
+        # A signal's rank of a hit: 1 + how many searched passages that signal scores higher.
+        ranks: dict[str, np.ndarray] = {}
+        for signal, scores in raw.items():
+            pool = scores if mask is None else scores[mask]
+            values = scores[positions]
+            if values.size:  # only passages above the lowest hit can outrank a hit
+                pool = pool[pool > values.min()]
+            ranks[signal] = 1 + (pool[:, None] > values[None, :]).sum(axis=0)
+        hits: list[Hit] = []
+        for rank, (position, score) in enumerate(found, start=1):
+            explained: dict[str, SignalScore] = {}
+            for signal, scores in raw.items():
+                value = float(scores[position])
+                if value > 0 or signal == "dense":
+                    explained[signal] = SignalScore(int(ranks[signal][rank - 1]), value)
+            hits.append(Hit(snapshot.passages[position], rank, score, explained))
+        return hits
+
+    def _fuse_rrf(
+        self,
+        snapshot: _Snapshot,
+        raw: Mapping[str, np.ndarray],
+        mask: Mask | None,
+        k: int,
+        per_signal: int,
+        fusion: Fusion,
+    ) -> list[Hit]:
+        rankings: dict[str, list[str]] = {}
+        explained: dict[str, dict[str, SignalScore]] = {}
+        for signal, scores in raw.items():
+            found = top_k(scores, per_signal, mask)
+            ids = [snapshot.passages[position].id for position, _ in found]
+            rankings[signal] = ids
+            explained[signal] = {
+                pid: SignalScore(rank, score)
+                for rank, (pid, (_, score)) in enumerate(zip(ids, found, strict=True), start=1)
+            }
+        weights = {signal: fusion.weight(signal) for signal in raw}
+        fused = reciprocal_rank_fusion(rankings, k=fusion.rrf_k, weights=weights)
+        hits: list[Hit] = []
+        for rank, (pid, score) in enumerate(fused[:k], start=1):
+            signals = {s: explained[s][pid] for s in raw if pid in explained[s]}
+            passage = snapshot.passages[snapshot.by_id[pid]]
+            hits.append(Hit(passage=passage, rank=rank, score=score, signals=signals))
+        return hits
+
+    def _query_vector(self, query: str) -> Vectors:
+        assert self.embedder is not None
+        cached = self._query_vectors.get(query)
+        if cached is not None:
+            return cached
+        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        with self._lock:
+            self._query_vectors[query] = vector
+            while len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
+
+    @staticmethod
+    def _mask(snapshot: _Snapshot, kinds: Collection[DocKind] | None) -> Mask | None:
+        if kinds is None:
+            return None
+        wanted = [_KIND_CODES[DocKind(kind)] for kind in set(kinds)]
+        return np.asarray(np.isin(snapshot.kinds, wanted), dtype=np.bool_)
+
+    @staticmethod
+    def _check_fusion(fusion: Fusion) -> None:
+        unknown = sorted(set(fusion.signal_weights) - set(SIGNALS))
+        if unknown:
+            raise ValueError(f"unknown signal(s) {unknown}; the signals are {list(SIGNALS)}")
+
+    # --- writing -------------------------------------------------------------------------
+
     def add(self, document: Document) -> None:
         """Add a document, or replace the one with the same id; the next search sees it."""
         with self._lock:
@@ -133,52 +315,67 @@ class HybridRetriever:
                 and current.document.meta == document.meta
             ):
                 return
+            fresh = self._embed({document.id: _prepare(document)}, None)[document.id]
             prepared = dict(self._prepared)
-            prepared[document.id] = _prepare(document)
-            snapshot = _build_snapshot(prepared.values())
+            prepared[document.id] = fresh
+            if current is None:
+                snapshot = self._append(self._snapshot, fresh, prepared.values())
+            else:  # a replaced document keeps its place: positions shift, so rebuild
+                snapshot = self._build(prepared.values())
             self._prepared = prepared
             self._snapshot = snapshot
 
-    def search(
-        self,
-        query: str,
-        k: int = 8,
-        kinds: Collection[DocKind] | None = None,
-        per_signal: int = 50,
-    ) -> list[Hit]:
-        """The ``k`` best passages for ``query``, optionally only of the given ``kinds``."""
-        if k < 1 or per_signal < 1:
-            raise ValueError(f"k and per_signal must be at least 1, got {k} and {per_signal}")
-        snapshot = self._snapshot
-        mask = self._mask(snapshot, kinds)
-        query_tokens = tokenize(query)
-        if not query_tokens or (mask is not None and not mask.any()):
-            return []
+    def _embed(
+        self, prepared: dict[str, _Prepared], progress: Progress | None
+    ) -> dict[str, _Prepared]:
+        """The same documents with their passages' vectors (all in one batched call)."""
+        if self.embedder is None:
+            return prepared
+        texts = [dense_text(p) for doc in prepared.values() for p in doc.passages]
+        vectors = embed_with_progress(self.embedder, texts, progress)
+        out: dict[str, _Prepared] = {}
+        start = 0
+        for doc_id, doc in prepared.items():
+            end = start + len(doc.passages)
+            out[doc_id] = replace(doc, vectors=vectors[start:end])
+            start = end
+        return out
 
-        signal_hits: dict[str, dict[str, SignalScore]] = {}
-        rankings: dict[str, list[str]] = {}
-        for signal in SIGNALS:
-            found = snapshot.indexes[signal].search_tokens(query_tokens, per_signal, mask)
-            ids = [snapshot.passages[position].id for position, _ in found]
-            rankings[signal] = ids
-            signal_hits[signal] = {
-                pid: SignalScore(rank, score)
-                for rank, (pid, (_, score)) in enumerate(zip(ids, found, strict=True), start=1)
-            }
+    def _build(self, prepared: Iterable[_Prepared]) -> _Snapshot:
+        docs = list(prepared)
+        passages = tuple(p for doc in docs for p in doc.passages)
+        indexes = {
+            s: BM25Index.from_tokens([t for doc in docs for t in doc.tokens[s]]) for s in LEXICAL
+        }
+        dense = None
+        self._rows = None
+        if self.embedder is not None:
+            rows = [doc.vectors for doc in docs if doc.vectors is not None and len(doc.vectors)]
+            if rows:
+                self._rows = _GrowingRows(np.vstack(rows))
+                dense = self._rows.view()
+        by_id = {p.id: i for i, p in enumerate(passages)}
+        return _Snapshot(passages, by_id, indexes, _kind_codes(passages), dense)
 
-        fused = reciprocal_rank_fusion(rankings, k=self._rrf_k, weights=self._weights)
-        hits: list[Hit] = []
-        for rank, (pid, score) in enumerate(fused[:k], start=1):
-            signals = {s: signal_hits[s][pid] for s in SIGNALS if pid in signal_hits[s]}
-            passage = snapshot.passages[snapshot.by_id[pid]]
-            hits.append(Hit(passage=passage, rank=rank, score=score, signals=signals))
-        return hits
-
-    @staticmethod
-    def _mask(snapshot: _Snapshot, kinds: Collection[DocKind] | None) -> Mask | None:
-        if kinds is None:
-            return None
-        mask = np.zeros(len(snapshot.passages), dtype=np.bool_)
-        for kind in set(kinds):
-            mask |= snapshot.kind_masks[DocKind(kind)]
-        return mask
+    def _append(
+        self, snapshot: _Snapshot, fresh: _Prepared, everything: Iterable[_Prepared]
+    ) -> _Snapshot:
+        """The snapshot plus one new document at the end; earlier positions do not move."""
+        passages = snapshot.passages + fresh.passages
+        indexes: dict[str, BM25Index] = {}
+        for signal in LEXICAL:
+            index = snapshot.indexes[signal].with_added(fresh.tokens[signal])
+            if index.needs_merge:
+                index = BM25Index.from_tokens([t for d in everything for t in d.tokens[signal]])
+            indexes[signal] = index
+        dense = snapshot.dense
+        if fresh.vectors is not None and len(fresh.vectors):
+            if self._rows is None:
+                self._rows = _GrowingRows(fresh.vectors)
+                dense = self._rows.view()
+            else:
+                dense = self._rows.append(fresh.vectors)
+        by_id = dict(snapshot.by_id)
+        by_id.update({p.id: len(snapshot.passages) + i for i, p in enumerate(fresh.passages)})
+        kinds = np.concatenate([snapshot.kinds, _kind_codes(fresh.passages)])
+        return _Snapshot(passages, by_id, indexes, kinds, dense)
