@@ -1,0 +1,244 @@
+"""Talking to a model: the ChatModel protocol and one OpenAI-compatible client over the SDK.
+
+The client maps a :class:`ChatRequest` onto the endpoint's profile (JSON schema or JSON-object
+mode, tools or none, the right token-limit parameter), retries what is worth retrying, and
+returns a :class:`ChatReply` with the text, any tool calls and the usage. It knows nothing of
+tickets or prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import openai
+
+from supportagent.errors import ModelError, UserError
+from supportagent.llm.budget import estimate_tokens
+from supportagent.llm.profiles import Endpoint, Profile
+from supportagent.llm.retry import RetryPolicy, retry_after_seconds
+
+#: HTTP statuses worth another try: the server is busy, overloaded or briefly broken.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A function the model may ask for. Asking is all it can do: the pipeline's gate decides."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    messages: tuple[dict[str, str], ...]
+    schema: dict[str, Any] | None = None
+    schema_name: str = "reply"
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
+    latency_ms: float = 0.0
+    retries: int = 0
+    finish_reason: str | None = None
+
+
+class ChatModel(Protocol):
+    """One method: send a request, get a reply. Raises ModelError or UserError, nothing else."""
+
+    model: str
+
+    def complete(self, request: ChatRequest) -> ChatReply: ...
+
+
+class ModelUnavailable(UserError):
+    """The endpoint kept failing (429, 5xx, timeouts) past the retry budget.
+
+    Nothing is wrong with the ticket, so it is not escalated: the run stops and the ticket
+    stays in the inbox for the next run.
+    """
+
+
+def request_params(profile: Profile, model: str, request: ChatRequest) -> dict[str, Any]:
+    """The SDK keyword arguments for ``request`` on an endpoint with ``profile`` (pure)."""
+    params: dict[str, Any] = {"model": model, "messages": [dict(m) for m in request.messages]}
+    params[profile.max_tokens_param] = min(request.max_tokens, profile.max_output_tokens)
+    if profile.temperature is not None:
+        params["temperature"] = profile.temperature
+    if request.schema is not None and profile.output_mode == "json_schema":
+        params["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.schema_name,
+                "schema": request.schema,
+                "strict": profile.strict_schema,
+            },
+        }
+    elif request.schema is not None and profile.output_mode == "json_object":
+        params["response_format"] = {"type": "json_object"}
+    if request.tools and profile.tool_calls:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in request.tools
+        ]
+    return params
+
+
+class OpenAIChatModel:
+    """Any OpenAI-compatible endpoint through the official ``openai`` SDK."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.model = endpoint.model
+        self.retry = retry or RetryPolicy()
+        self._sleep, self._clock, self._rng = sleep, clock, rng
+        # The SDK's own retries are off: ours count, bound the total time and are recorded.
+        self._client = openai.OpenAI(
+            api_key=endpoint.api_key.get_secret_value(),
+            base_url=endpoint.base_url,
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        params = request_params(self.endpoint.profile, self.model, request)
+        started = self._clock()
+        retries = 0
+        while True:
+            sent = self._clock()
+            try:
+                completion = self._client.chat.completions.create(**params)
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                if not _retryable(exc):
+                    raise self._translate(exc) from None
+                wait = self.retry.next_delay(
+                    retries + 1, self._clock() - started, _retry_after(exc), self._rng
+                )
+                if wait is None:
+                    raise ModelUnavailable(
+                        f"The model endpoint {self.endpoint.base_url} still failed after "
+                        f"{retries} retries ({_describe(exc)}); the ticket stays in the inbox "
+                        "for the next run."
+                    ) from None
+                retries += 1
+                self._sleep(wait)
+                continue
+            except openai.OpenAIError as exc:  # a 200 whose body the SDK could not read
+                raise ModelError(
+                    f"The model endpoint {self.endpoint.base_url} sent a response that is not a "
+                    f"chat completion ({type(exc).__name__}).",
+                    reason_code="model_output_invalid",
+                ) from None
+            return _reply(completion, request, (self._clock() - sent) * 1000, retries)
+
+    def _translate(self, exc: openai.APIError) -> Exception:
+        where = self.endpoint.base_url
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return UserError(
+                f"The model endpoint {where} refused the key ({_describe(exc)}): check "
+                f"{self.endpoint.key_source}."
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return UserError(
+                f"The model endpoint {where} does not know model {self.model!r} or the path "
+                "(HTTP 404): check SUPPORTAGENT_LLM_MODEL and SUPPORTAGENT_LLM_BASE_URL."
+            )
+        secret = self.endpoint.api_key.get_secret_value()
+        detail = _describe(exc, with_message=True).replace(secret, "***")
+        return ModelError(
+            f"The model endpoint {where} rejected the request: {detail}",
+            reason_code="model_request_rejected",
+        )
+
+
+def _retryable(exc: openai.APIError) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    status = getattr(exc, "status_code", 0)
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+def _retry_after(exc: openai.APIError) -> float | None:
+    response = getattr(exc, "response", None)
+    headers: Mapping[str, str] | None = getattr(response, "headers", None)
+    return retry_after_seconds(headers) if headers is not None else None
+
+
+def _describe(exc: openai.APIError, with_message: bool = False) -> str:
+    status = getattr(exc, "status_code", None)
+    what = f"HTTP {status}" if status else type(exc).__name__
+    if with_message:
+        what += f": {str(exc)[:300]}"
+    return what
+
+
+def _reply(completion: Any, request: ChatRequest, latency_ms: float, retries: int) -> ChatReply:
+    choice = completion.choices[0] if completion.choices else None
+    message = choice.message if choice is not None else None
+    text = (message.content or "") if message is not None else ""
+    calls = []
+    for call in (getattr(message, "tool_calls", None) or []) if message is not None else []:
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        calls.append(ToolCall(str(function.name), _arguments(function.arguments)))
+    usage = completion.usage
+    if usage is not None:
+        prompt_tokens, completion_tokens = int(usage.prompt_tokens), int(usage.completion_tokens)
+    else:  # some local servers leave usage out; count it the way the budget estimates
+        chars = sum(len(m.get("content", "")) for m in request.messages)
+        prompt_tokens = estimate_tokens(chars, len(request.messages))
+        completion_tokens = estimate_tokens(len(text), 0)
+    return ChatReply(
+        text=text,
+        tool_calls=tuple(calls),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        model=str(getattr(completion, "model", "") or ""),
+        latency_ms=latency_ms,
+        retries=retries,
+        finish_reason=getattr(choice, "finish_reason", None),
+    )
+
+
+def _arguments(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"raw": (raw or "")[:500]}
+    return value if isinstance(value, dict) else {"value": value}

@@ -1,0 +1,295 @@
+"""Structured replies: ask for JSON, validate it with a pydantic model, repair once, record all.
+
+:class:`StructuredCaller` is what an engine uses to talk to a model. For each question it
+looks in the response cache, reserves the call in the budget (refused calls are never sent),
+sends it, validates the reply, and on a reply that does not validate asks once more with the
+validation error. Every call, cached or sent, refused or failed, leaves a :class:`CallRecord`
+for the pipeline to store and trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from supportagent.errors import ModelError, UserError
+from supportagent.llm.budget import Budget, estimate_tokens
+from supportagent.llm.chat import ChatModel, ChatReply, ChatRequest, ToolCall, ToolSpec
+from supportagent.llm.prompts import Prompt
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCED = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+class ReplyInvalid(ValueError):
+    """A reply that is not the JSON the prompt asked for; the message says what is wrong."""
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a reply, tolerating markdown fences and words around one object."""
+    body = text.strip()
+    if not body:
+        raise ReplyInvalid("the reply was empty; answer with one JSON object")
+    if fenced := _FENCED.search(body):
+        body = fenced.group(1).strip()
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        start, end = body.find("{"), body.rfind("}")
+        if 0 <= start < end:
+            try:
+                return json.loads(body[start : end + 1])
+            except json.JSONDecodeError:
+                pass
+        raise ReplyInvalid(
+            f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+
+
+def parse_reply(text: str, model: type[T]) -> T:
+    """``text`` validated as ``model``; ReplyInvalid with a short, model-readable reason."""
+    data = extract_json(text)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+            for e in exc.errors()[:6]
+        ]
+        raise ReplyInvalid("the JSON does not match the schema: " + "; ".join(problems)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One model call as the store and the trace keep it. Never holds a key.
+
+    ``messages`` and ``reply`` are filled only when prompts are traced
+    (``SUPPORTAGENT_TRACE_PROMPTS=1``).
+    """
+
+    stage: str
+    model: str
+    prompt: str
+    status: str  # ok | invalid | refused | failed
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cache_hit: bool = False
+    retries: int = 0
+    error: str | None = None
+    messages: tuple[dict[str, str], ...] | None = None
+    reply: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["latency_ms"] = round(self.latency_ms, 1)
+        data["messages"] = list(self.messages) if self.messages is not None else None
+        return data
+
+
+class ResponseCache(Protocol):
+    """Where validated replies are kept, keyed by :func:`cache_key`."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, key: str, entry: Mapping[str, Any]) -> None: ...
+
+
+def cache_key(prompt_ref: str, model: str, request: ChatRequest) -> str:
+    """A digest of everything that shapes a reply: prompt version, model, messages, schema."""
+    material = {
+        "prompt": prompt_ref,
+        "model": model,
+        "messages": list(request.messages),
+        "schema": request.schema,
+        "tools": [t.name for t in request.tools],
+    }
+    canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[T]):
+    value: T
+    tool_calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    request: ChatRequest
+    reply: ChatReply
+    key: str
+    cache_hit: bool
+
+
+class StructuredCaller:
+    """Cache, budget, call, validate, repair once; records every call per ticket."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        budget: Budget,
+        repair: Prompt,
+        *,
+        cache: ResponseCache | None = None,
+        trace_prompts: bool = False,
+    ) -> None:
+        self.model, self.budget, self.repair = model, budget, repair
+        self.cache = cache
+        self.trace_prompts = trace_prompts
+        self._records: dict[str, list[CallRecord]] = {}
+        self._lock = threading.Lock()
+
+    def take_records(self, ticket_id: str) -> list[CallRecord]:
+        """The calls made for ``ticket_id`` since the last time they were taken."""
+        with self._lock:
+            return self._records.pop(ticket_id, [])
+
+    def ask(
+        self,
+        ticket_id: str,
+        prompt: Prompt,
+        variables: Mapping[str, Any],
+        reply_model: type[T],
+        *,
+        tools: Sequence[ToolSpec] = (),
+    ) -> Answer[T]:
+        """Ask ``prompt`` for a ``reply_model``; ModelError(model_output_invalid) after a repair."""
+        schema = reply_model.model_json_schema()
+        messages = prompt.render(**variables, schema=json.dumps(schema, ensure_ascii=False))
+        request = ChatRequest(messages, schema, prompt.name, tuple(tools), prompt.max_tokens)
+        first = self._send(ticket_id, prompt, request)
+        try:
+            value = parse_reply(first.reply.text, reply_model)
+        except ReplyInvalid as error:
+            self._record(ticket_id, prompt, first, "invalid", str(error))
+            problem = str(error)
+        else:
+            self._record(ticket_id, prompt, first, "ok")
+            self._keep(prompt, [first])
+            return Answer(value, first.reply.tool_calls)
+
+        asked_for = ", ".join(c.name for c in first.reply.tool_calls)
+        repair_request = ChatRequest(
+            (
+                *messages,
+                {"role": "assistant", "content": first.reply.text},
+                *self.repair.render(error=problem, tool_calls=asked_for)[1:],
+            ),
+            schema,
+            prompt.name,
+            (),
+            prompt.max_tokens,
+        )
+        second = self._send(ticket_id, prompt, repair_request)
+        try:
+            value = parse_reply(second.reply.text, reply_model)
+        except ReplyInvalid as error:
+            self._record(ticket_id, prompt, second, "invalid", str(error))
+            raise ModelError(
+                f"The model's {prompt.name} reply did not validate, even after a repair: {error}",
+                reason_code="model_output_invalid",
+            ) from None
+        self._record(ticket_id, prompt, second, "ok")
+        self._keep(prompt, [first, second])
+        return Answer(value, (*first.reply.tool_calls, *second.reply.tool_calls))
+
+    def _send(self, ticket_id: str, prompt: Prompt, request: ChatRequest) -> _Sent:
+        key = cache_key(prompt.ref, self.model.model, request)
+        if self.cache is not None and (entry := self.cache.get(key)) is not None:
+            return _Sent(request, _from_cache(entry), key, True)
+        chars = sum(len(m["content"]) for m in request.messages)
+        try:
+            reservation = self.budget.reserve(
+                ticket_id, estimate_tokens(chars, len(request.messages)), request.max_tokens
+            )
+        except (ModelError, UserError) as refused:
+            self._add(ticket_id, self._base(prompt, request, "refused", error=str(refused)))
+            raise
+        try:
+            reply = self.model.complete(request)
+        except (ModelError, UserError) as failed:
+            self.budget.settle(reservation, 0, 0)
+            self._add(ticket_id, self._base(prompt, request, "failed", error=str(failed)))
+            raise
+        self.budget.settle(reservation, reply.prompt_tokens, reply.completion_tokens)
+        return _Sent(request, reply, key, False)
+
+    def _keep(self, prompt: Prompt, sent: Sequence[_Sent]) -> None:
+        """Cache replies that led to a valid answer, so the same question costs nothing again."""
+        if self.cache is None:
+            return
+        for item in sent:
+            if item.cache_hit:
+                continue
+            reply = item.reply
+            self.cache.put(
+                item.key,
+                {
+                    "prompt": prompt.ref,
+                    "model": self.model.model,
+                    "text": reply.text,
+                    "tool_calls": [
+                        {"name": c.name, "arguments": c.arguments} for c in reply.tool_calls
+                    ],
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                },
+            )
+
+    def _record(
+        self, ticket_id: str, prompt: Prompt, sent: _Sent, status: str, error: str | None = None
+    ) -> None:
+        reply = sent.reply
+        # A cache hit spends nothing: its tokens were paid for by the run that stored it.
+        spent = not sent.cache_hit
+        record = CallRecord(
+            stage=prompt.name,
+            model=self.model.model,
+            prompt=prompt.ref,
+            status=status,
+            prompt_tokens=reply.prompt_tokens if spent else 0,
+            completion_tokens=reply.completion_tokens if spent else 0,
+            latency_ms=reply.latency_ms if spent else 0.0,
+            cache_hit=sent.cache_hit,
+            retries=reply.retries if spent else 0,
+            error=error,
+            messages=sent.request.messages if self.trace_prompts else None,
+            reply=reply.text if self.trace_prompts else None,
+        )
+        self._add(ticket_id, record)
+
+    def _base(self, prompt: Prompt, request: ChatRequest, status: str, error: str) -> CallRecord:
+        return CallRecord(
+            stage=prompt.name,
+            model=self.model.model,
+            prompt=prompt.ref,
+            status=status,
+            error=error,
+            messages=request.messages if self.trace_prompts else None,
+        )
+
+    def _add(self, ticket_id: str, record: CallRecord) -> None:
+        with self._lock:
+            self._records.setdefault(ticket_id, []).append(record)
+
+
+def _from_cache(entry: Mapping[str, Any]) -> ChatReply:
+    return ChatReply(
+        text=str(entry.get("text", "")),
+        tool_calls=tuple(
+            ToolCall(str(c["name"]), dict(c.get("arguments") or {}))
+            for c in entry.get("tool_calls", [])
+        ),
+        prompt_tokens=int(entry.get("prompt_tokens", 0)),
+        completion_tokens=int(entry.get("completion_tokens", 0)),
+        model=str(entry.get("model", "")),
+    )

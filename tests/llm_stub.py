@@ -1,0 +1,370 @@
+"""A local OpenAI-compatible chat server for tests: scripted replies, every request recorded.
+
+The real ``openai`` SDK talks to it over real HTTP on 127.0.0.1. Each request takes the next
+scripted reply; when the script is empty, :class:`EvidenceModel` answers: it reads the ticket,
+the passages and the draft out of the messages it was sent, the way a model would, and replies
+with JSON in the shape each prompt asks for. Its replies are parsed and validated by the code
+under test like any model's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+KEY = "sk-stub-SECRET-7f3a9c1e5b2d4f60"
+
+_PASSAGE = re.compile(
+    r'<<<PASSAGE (?P<nonce>\w+) id="(?P<id>[^"]+)" kind="(?P<kind>\w+)"[^\n]*>>>\n'
+    r"(?P<text>.*?)\n<<<END PASSAGE (?P=nonce)>>>",
+    re.DOTALL,
+)
+_TICKET = re.compile(
+    r"<<<TICKET (\w+)>>>\nSubject: (?P<subject>[^\n]*)\n\n(?P<body>.*?)\n<<<END TICKET \1>>>",
+    re.DOTALL,
+)
+_DRAFT = re.compile(r"<<<DRAFT (\w+)>>>\n(?P<lines>.*?)\n<<<END DRAFT \1>>>", re.DOTALL)
+_DRAFT_LINE = re.compile(r"^\[(?P<i>\d+)\] (?P<text>.*) \(cites: (?P<cites>[^)]*)\)$")
+_WORD = re.compile(r"[a-z0-9][a-z0-9-]{3,}")
+_STAGES = {
+    "triage classifier": "classify",
+    "You are the drafter": "draft",
+    "You are the checker": "check",
+    "You write search queries": "reformulate",
+}
+
+
+@dataclass
+class Received:
+    """One request as the server saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def stage(self) -> str:
+        system = self.messages[0]["content"] if self.messages else ""
+        return next((stage for marker, stage in _STAGES.items() if marker in system), "?")
+
+    @property
+    def prompt(self) -> str:
+        """The first user message: the ticket, passages and draft the prompt put there."""
+        return next((m["content"] for m in self.messages if m["role"] == "user"), "")
+
+    @property
+    def is_repair(self) -> bool:
+        return any(m["role"] == "assistant" for m in self.messages)
+
+
+@dataclass
+class StubReply:
+    """What the server sends back. ``content``/``tool_calls`` make a chat completion."""
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    status: int = 200
+    raw: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+Responder = Callable[[Received], StubReply]
+
+
+def as_json(value: Any) -> StubReply:
+    return StubReply(content=json.dumps(value))
+
+
+def fenced(value: Any) -> StubReply:
+    return StubReply(content="Here you go:\n```json\n" + json.dumps(value, indent=2) + "\n```")
+
+
+def error(status: int, retry_after: str | None = None) -> StubReply:
+    headers = {"retry-after": retry_after} if retry_after is not None else {}
+    message = {"error": {"message": f"stub says {status}", "type": "stub_error", "code": None}}
+    return StubReply(status=status, raw=message, headers=headers)
+
+
+def tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"call_{name}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+
+
+def tokens(text: str) -> int:
+    """How the stub counts tokens: four characters each, like a rough tokenizer."""
+    return math.ceil(len(text) / 4)
+
+
+class EvidenceModel:
+    """Answers every prompt from what the prompt contains, like a careful model would."""
+
+    def __init__(self, buckets: Callable[[str, str], tuple[str, str]] | None = None) -> None:
+        self.buckets = buckets or (lambda _subject, _body: ("answerable", "question"))
+
+    def __call__(self, request: Received) -> StubReply:
+        answer = getattr(self, f"_{request.stage}", None)
+        if answer is None:
+            return error(400)
+        return as_json(answer(request))
+
+    def _classify(self, request: Received) -> dict[str, Any]:
+        ticket = _TICKET.search(request.prompt)
+        subject, body = (ticket["subject"], ticket["body"]) if ticket else ("", "")
+        bucket, code = self.buckets(subject, body)
+        return {"bucket": bucket, "reason_code": code, "reason": "stub", "confidence": 0.9}
+
+    def _draft(self, request: Received) -> dict[str, Any]:
+        return {"sentences": draft_sentences(request.prompt), "confidence": 0.8}
+
+    def _check(self, request: Received) -> dict[str, Any]:
+        claims = [
+            {"claim": s["text"], "sentence": i, "supported_by": (s["citations"] or [None])[0]}
+            for i, s in enumerate(draft_lines(request.prompt))
+        ]
+        return {"verdict": "pass", "claims": claims, "problems": [], "suggested_action": "stage"}
+
+    def _reformulate(self, request: Received) -> dict[str, Any]:
+        ticket = _TICKET.search(request.prompt)
+        return {"query": ticket["subject"].lower() if ticket else None}
+
+
+def passages(prompt: str) -> list[dict[str, str]]:
+    return [m.groupdict() for m in _PASSAGE.finditer(prompt)]
+
+
+def draft_lines(prompt: str) -> list[dict[str, Any]]:
+    found = _DRAFT.search(prompt)
+    lines = []
+    for line in (found["lines"] if found else "").splitlines():
+        if m := _DRAFT_LINE.match(line.strip()):
+            cites = [c.strip() for c in m["cites"].split(",") if c.strip() and c != "nothing"]
+            lines.append({"text": m["text"], "citations": cites})
+    return lines
+
+
+def draft_sentences(prompt: str, limit: int = 2) -> list[dict[str, Any]]:
+    """The passage sentences sharing most words with the ticket, each citing its passage.
+
+    Sentences of a previous draft named in the prompt are not used again, so a revision
+    differs from the draft the checker objected to.
+    """
+    ticket = _TICKET.search(prompt)
+    wanted = (
+        set(_WORD.findall((ticket["subject"] + " " + ticket["body"]).lower())) if ticket else set()
+    )
+    scored = []
+    for rank, p in enumerate(passages(prompt)):
+        text = p["text"].split("\n\n", 1)[-1] if p["kind"] == "resolved" else p["text"]
+        for sentence in _sentences(text):
+            if f"] {sentence} (cites:" in prompt:
+                continue
+            overlap = len(wanted & set(_WORD.findall(sentence.lower())))
+            scored.append((-overlap, rank, sentence, p["id"]))
+    scored.sort()
+    return [{"text": s, "citations": [pid]} for _, _, s, pid in scored[:limit]]
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line).strip()
+        if not line or line.startswith(("#", "|", "```")):
+            continue
+        out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line))
+    return [s for s in out if len(s) >= 25 and not s.endswith("?")]
+
+
+class StubLLM:
+    """The server. Use as a context manager; ``url`` is the base URL for the SDK."""
+
+    def __init__(self, model: Responder | None = None) -> None:
+        self.model: Responder = model or EvidenceModel()
+        self.script: deque[StubReply | Responder] = deque()
+        self.requests: list[Received] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def push(self, *replies: StubReply | Responder) -> None:
+        """Script the next replies, in order; afterwards ``model`` answers again."""
+        self.script.extend(replies)
+
+    def stages(self) -> list[str]:
+        return [r.stage for r in self.requests]
+
+    def __enter__(self) -> StubLLM:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def respond(self, request: Received) -> StubReply:
+        with self._lock:
+            self.requests.append(request)
+            item = self.script.popleft() if self.script else self.model
+        return item if isinstance(item, StubReply) else item(request)
+
+
+def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # the name http.server calls
+            length = int(self.headers.get("content-length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            request = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            reply = stub.respond(request)
+            if reply.delay:
+                time.sleep(reply.delay)
+            payload = reply.raw if reply.raw is not None else _completion(request, reply)
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (the timeout test)
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    return Handler
+
+
+def _completion(request: Received, reply: StubReply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
+    prompt_tokens = sum(tokens(str(m.get("content") or "")) for m in request.messages)
+    completion_tokens = tokens(reply.content or "")
+    if reply.tool_calls:
+        completion_tokens += tokens(json.dumps(reply.tool_calls))
+    return {
+        "id": f"chatcmpl-stub-{id(reply)}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.body.get("model", "stub"),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+# --- wiring the code under test to the stub ---------------------------------------------------
+
+
+class Sleeps(list[float]):
+    """Stands in for ``time.sleep`` in retry tests: records each wait instead of waiting."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def stub_settings(stub: StubLLM, home: Any, **overrides: Any) -> Any:
+    """Settings that point the llm engine at ``stub`` with the test key."""
+    from supportagent.config import load_settings
+
+    values: dict[str, Any] = {
+        "home": home,
+        "engine": "llm",
+        "llm_base_url": stub.url,
+        "llm_model": "stub-model",
+        "llm_api_key": KEY,
+    }
+    values.update(overrides)
+    return load_settings(**values)
+
+
+def stub_engine(
+    settings: Any,
+    *,
+    sleep: Callable[[float], None] | None = None,
+    retry: Any = None,
+    budget: Any = None,
+    demo_forbidden_post: bool = False,
+) -> Any:
+    """The real LLMEngine over the real OpenAI client, with fast retries that do not sleep."""
+    from supportagent.engines.llm import LLMEngine
+    from supportagent.llm.budget import Budget
+    from supportagent.llm.chat import OpenAIChatModel
+    from supportagent.llm.profiles import resolve_endpoint
+    from supportagent.llm.retry import RetryPolicy
+
+    model = OpenAIChatModel(
+        resolve_endpoint(settings),
+        timeout=settings.llm_timeout,
+        retry=retry or RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05),
+        sleep=sleep if sleep is not None else Sleeps(),
+    )
+    return LLMEngine(
+        model,
+        budget=budget or Budget(settings.max_api_calls, settings.max_tokens),
+        trace_prompts=settings.trace_prompts,
+        demo_forbidden_post=demo_forbidden_post,
+    )
+
+
+#: What the stub classifier answers for each kind of demo ticket that is not a question.
+_DEMO_CODES = {
+    "bug": "bug_report",
+    "feature": "feature_request",
+    "outage": "outage",
+    "account": "account_specific",
+}
+
+
+def demo_classifier() -> Callable[[str, str], tuple[str, str]]:
+    """Bucket and reason code for each demo ticket, looked up by subject in the demo labels."""
+    from supportagent.ingest import read_tickets
+    from supportagent.labels import read_labels
+    from supportagent.runtime import demo_path
+
+    labels = read_labels(demo_path() / "labels.jsonl")
+    tickets = read_tickets(demo_path() / "inbox.jsonl").records
+    by_subject = {t.subject.strip(): labels[t.id] for t in tickets}
+
+    def classify(subject: str, _body: str) -> tuple[str, str]:
+        label = by_subject[subject.strip()]
+        bucket = label.expected_bucket.value
+        default = {"answerable": "question", "needs_human": "unclear"}.get(bucket, "feedback")
+        return bucket, _DEMO_CODES.get(label.kind or "", default)
+
+    return classify
