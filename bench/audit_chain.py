@@ -1,0 +1,70 @@
+"""Audit log costs: staging with and without the audit event, verify and export at N events.
+
+Run by hand: ``.venv/bin/python bench/audit_chain.py [N] [DATABASE_URL]`` (default 5000 events,
+a SQLite file in a temporary folder). Never run by the test suite.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from supportagent.domain import Bucket, Draft, DraftSentence, Outcome, Status, Ticket
+from supportagent.store import store as store_module
+from supportagent.store.audit import export_csv
+from supportagent.store.audit_verify import verify
+from supportagent.store.store import Store
+
+
+def _outcome(ticket_id: str) -> Outcome:
+    draft = Draft((DraftSentence(f"Answer for {ticket_id}.", ("kb-x#intro",)),), 0.7)
+    return Outcome(
+        ticket_id, Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, draft, None, (), "offline"
+    )
+
+
+def _stage_all(store: Store, prefix: str, n: int) -> float:
+    """Seconds per staged outcome (the transaction that also appends the audit event)."""
+    tickets = [Ticket(f"{prefix}-{i}", "s", "b") for i in range(n)]
+    store.add_tickets(tickets)
+    attempts = [store.begin_attempt(t.id) for t in tickets]
+    t0 = time.perf_counter()
+    for ticket, attempt in zip(tickets, attempts, strict=True):
+        store.stage_outcome(_outcome(ticket.id), attempt)
+    return (time.perf_counter() - t0) / n
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    url = sys.argv[2] if len(sys.argv) > 2 else f"sqlite:///{Path(tempfile.mkdtemp()) / 'a.db'}"
+    store = Store(url)
+    store.migrate()
+    with_audit = _stage_all(store, "A", n)
+    original = store_module.record_staged
+    store_module.record_staged = lambda _conn, _outcome_id: 0  # the same path, no audit event
+    try:
+        without = _stage_all(store, "B", n)
+    finally:
+        store_module.record_staged = original
+    t0 = time.perf_counter()
+    report = verify(store.engine)
+    verify_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rows = export_csv(store.engine, io.StringIO())
+    export_s = time.perf_counter() - t0
+    assert report.intact and report.events == rows == n
+    print(f"database: {store.engine.dialect.name}, {n} events")
+    print(
+        f"stage_outcome: {with_audit * 1000:.2f} ms with the audit event, "
+        f"{without * 1000:.2f} ms without"
+    )
+    print(f"verify: {verify_s:.2f} s ({n / verify_s:,.0f} events/s)")
+    print(f"export: {export_s:.2f} s ({n / export_s:,.0f} events/s)")
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
