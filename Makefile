@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest install clean
+.PHONY: run test lint typecheck pytest install clean chromium
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -26,7 +26,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+# The browser tests drive Debian's chromium: install it with apt when it is missing. If that
+# cannot be done here, the browser tests skip (and fail under CI=true) with the reason.
+CHROMIUM := /usr/bin/chromium
+
+chromium:
+	@test -x $(CHROMIUM) || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium for the browser tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+				|| echo "could not install chromium: the browser tests will not run"; \
+		else \
+			echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests"; \
+		fi; }
+
+pytest: $(STAMP) chromium
 	$(BIN)/pytest
 
 test: lint typecheck pytest

@@ -1,73 +1,46 @@
-"""The web app: staged results, a small JSON API, and the agent at work in the background."""
+"""The web app factory: state, the security guard, the routers, and errors as 4xx answers."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse
-from fastapi.templating import Jinja2Templates
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
-from supportagent.domain import Status, is_valid_id
-from supportagent.errors import NotFoundError
-from supportagent.runtime import build_engine, build_pipeline
-from supportagent.scheduler import run_inbox
-from supportagent.store.store import StagedRecord, Store
+from supportagent.errors import ConflictError, NotFoundError, UserError
+from supportagent.store.store import Store
+from supportagent.web import api, auth, pages
+from supportagent.web.deps import AppState, render
+from supportagent.web.security import MAX_BODY_BYTES, Guard, Security
+from supportagent.web.worker import AgentWorker
 
-TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
-#: Seconds between looks at the inbox for newly arrived tickets.
-POLL_SECONDS = 2.0
-
-
-class AgentWorker:
-    """Works through the inbox on a background thread until stopped."""
-
-    def __init__(self, settings: Settings, store: Store, knowledge: Knowledge) -> None:
-        self.pipeline = build_pipeline(settings, store, build_engine(settings), knowledge)
-        self.stop = threading.Event()
-        self.current: str | None = None
-        self.processed = 0
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._loop, name="agent-worker", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def shutdown(self) -> None:
-        self.stop.set()
-        self._thread.join(timeout=30)
-
-    def _loop(self) -> None:
-        while not self.stop.is_set():
-            try:
-                summary = run_inbox(
-                    self.pipeline, on_start=self._started, on_done=self._done, stop=self.stop
-                )
-            except Exception as exc:  # keep serving the UI; show the failure on the page
-                self.error = f"{type(exc).__name__}: {exc}"
-                self.current = None
-                summary = None
-            if summary is None or summary.processed == 0:
-                self.stop.wait(POLL_SECONDS)
-
-    def _started(self, ticket_id: str) -> None:
-        self.current = ticket_id
-
-    def _done(self, _outcome: object) -> None:
-        self.current = None
-        self.processed += 1
+#: Paths that answer in JSON; everything else is a page and gets an HTML error page.
+JSON_PREFIXES = ("/api/", "/triage", "/health", "/openapi.json", "/docs")
 
 
-def create_app(settings: Settings, store: Store, *, work: bool = True) -> FastAPI:
-    """The FastAPI application over ``store``; with ``work`` the agent runs in the background."""
+def create_app(
+    settings: Settings,
+    store: Store,
+    *,
+    work: bool = True,
+    max_tickets: int | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    max_body: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The app over ``store``; with ``work`` the agent works through the inbox meanwhile.
+
+    Without a token only loopback Host names are answered (``allowed_hosts`` overrides).
+    """
     knowledge = Knowledge.from_store(store)
-    worker = AgentWorker(settings, store, knowledge) if work else None
+    worker = AgentWorker(settings, store, knowledge, max_tickets=max_tickets) if work else None
+    security = Security.from_settings(settings.token, allowed_hosts)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -77,62 +50,66 @@ def create_app(settings: Settings, store: Store, *, work: bool = True) -> FastAP
         if worker is not None:
             worker.shutdown()
 
-    app = FastAPI(title="SupportAgent", version="0.1.0", lifespan=lifespan)
-
-    @app.get("/health")
-    def health() -> dict[str, str]:
-        return {"status": "ok"}
-
-    @app.get("/api/agent/status")
-    def agent_status() -> dict[str, Any]:
-        return {
-            "working": worker is not None and not worker.stop.is_set(),
-            "current_ticket": worker.current if worker else None,
-            "processed": worker.processed if worker else 0,
-            "error": worker.error if worker else None,
-            "counts": store.status_counts(),
-        }
-
-    @app.get("/api/queue")
-    def queue() -> list[dict[str, Any]]:
-        return [_record_json(r) for r in store.staged(Status.PENDING_REVIEW)]
-
-    @app.get("/api/tickets/{ticket_id}/trace")
-    def ticket_trace(ticket_id: str) -> dict[str, Any]:
-        _check_id(ticket_id)
-        try:
-            return {"ticket_id": ticket_id, "events": store.trace(ticket_id)}
-        except NotFoundError as exc:
-            raise HTTPException(404, str(exc)) from None
-
-    @app.get("/", response_class=HTMLResponse)
-    def monitor(request: Request) -> HTMLResponse:
-        return TEMPLATES.TemplateResponse(
-            request,
-            "index.html",
-            {
-                "records": store.staged(limit=200),
-                "counts": store.status_counts(),
-                "current": worker.current if worker else None,
-                "error": worker.error if worker else None,
-            },
-        )
-
+    app = FastAPI(
+        title="SupportAgent",
+        version="0.1.0",
+        description=(
+            "Drafts grounded answers to support tickets for a human to review; never sends "
+            "them. With SUPPORTAGENT_TOKEN set, send `Authorization: Bearer <token>`."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.supportagent = AppState(settings, store, knowledge, worker, security)
+    app.state.security = security
+    app.add_middleware(Guard, security=security, max_body=max_body)
+    app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.include_router(auth.router)
+    _add_error_handlers(app)
     return app
 
 
-def _check_id(ticket_id: str) -> None:
-    if not is_valid_id(ticket_id):
-        raise HTTPException(422, "Not a valid ticket id.")
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith(JSON_PREFIXES)
 
 
-def _record_json(r: StagedRecord) -> dict[str, Any]:
-    return {
-        "ticket_id": r.ticket.id,
-        "subject": r.ticket.subject,
-        "status": r.status.value,
-        "reason_code": r.reason_code,
-        "bucket": r.bucket,
-        "draft": r.draft,
-        "staged_at": r.staged_at.isoformat(),
-    }
+def _error(request: Request, status: int, detail: object) -> Response:
+    if _wants_json(request):
+        return JSONResponse({"detail": detail}, status_code=status)
+    message = detail if isinstance(detail, str) else "The request was not valid."
+    return render(request, "error.html", {"status": status, "message": message}, status)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """The user's mistakes become 4xx answers with the message; never a traceback."""
+
+    @app.exception_handler(UserError)
+    async def user_error(request: Request, exc: UserError) -> Response:
+        status = (
+            404
+            if isinstance(exc, NotFoundError)
+            else 409
+            if isinstance(exc, ConflictError)
+            else 400
+        )
+        return _error(request, status, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        response = _error(request, exc.status_code, exc.detail)
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg")), "type": str(e.get("type"))}
+            for e in exc.errors()
+        ]
+        if _wants_json(request):
+            return JSONResponse({"detail": errors}, status_code=422)
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(part) for part in first["loc"])
+        return _error(request, 422, f"Invalid {where}: {first['msg']}")

@@ -1,0 +1,71 @@
+"""What every route shares: the app's state, the templates, id checks, error pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import jinja2
+from fastapi import Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from supportagent.agent.knowledge import Knowledge
+from supportagent.config import Settings
+from supportagent.domain import is_valid_id
+from supportagent.store.store import Store
+from supportagent.web.security import Security
+from supportagent.web.worker import AgentWorker
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    # Every template is HTML and every value is escaped unless a template says otherwise;
+    # none does: ticket text and documents are never trusted.
+    autoescape=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+TEMPLATES = Jinja2Templates(env=_ENV)
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    store: Store
+    knowledge: Knowledge
+    worker: AgentWorker | None
+    security: Security
+
+
+def get_state(request: Request) -> AppState:
+    state = request.app.state.supportagent
+    assert isinstance(state, AppState)
+    return state
+
+
+State = Annotated[AppState, Depends(get_state)]
+
+
+def check_id(ticket_id: str) -> str:
+    """A ticket id from a URL, or 422 before it reaches the store."""
+    if not is_valid_id(ticket_id):
+        raise HTTPException(422, "Not a valid ticket id.")
+    return ticket_id
+
+
+def render(
+    request: Request, name: str, context: dict[str, Any], status_code: int = 200
+) -> HTMLResponse:
+    """A page, with what the layout needs: the CSRF token, whether a login is in use."""
+    state = get_state(request)
+    session = request.scope.get("supportagent.session", "")
+    page = {
+        "csrf_token": state.security.csrf_token(session),
+        "logged_in": request.scope.get("supportagent.auth") == "cookie",
+        "path": request.url.path,
+        **context,
+    }
+    response = TEMPLATES.TemplateResponse(request, name, page, status_code=status_code)
+    response.headers["cache-control"] = "no-store"
+    return response
