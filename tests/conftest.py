@@ -131,3 +131,45 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
     s.migrate()
     yield s
     s.close()
+
+
+@pytest.fixture
+def llm_stub() -> Iterator[Any]:
+    """A local OpenAI-compatible server on 127.0.0.1 with scripted replies (tests/llm_stub.py)."""
+    from llm_stub import StubLLM
+
+    with StubLLM() as stub:
+        yield stub
+
+
+# --- web app (tests/test_web*.py, test_browser.py, test_schema_fuzz.py) ------------------------
+
+
+@pytest.fixture(scope="session")
+def staged_demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file with the demo corpus and the whole demo inbox staged, built once per run."""
+    from supportagent.runtime import build_engine, build_pipeline, load_demo
+    from supportagent.scheduler import run_inbox
+
+    home = tmp_path_factory.mktemp("staged-demo")
+    built = Settings(home=home, engine="offline", _env_file=None)
+    s = Store(f"sqlite:///{home / 'supportagent.db'}")
+    s.migrate()
+    load_demo(s)
+    run_inbox(build_pipeline(built, s, build_engine(built)))
+    s.close()
+    return home / "supportagent.db"
+
+
+@pytest.fixture
+def demo_store(settings: Settings, staged_demo_db: Path) -> Iterator[Store]:
+    """A private copy of the staged demo store, at the ``settings`` home."""
+    import shutil
+
+    from supportagent.runtime import open_store
+
+    settings.home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(staged_demo_db, settings.home / "supportagent.db")
+    s = open_store(settings)
+    yield s
+    s.close()

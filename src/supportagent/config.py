@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(
         default=None, description="Key for the endpoint; else DEEPSEEK_API_KEY / OPENAI_API_KEY."
     )
+    # The endpoints' own key variables, unprefixed, from the environment or `.env`.
+    deepseek_api_key: SecretStr | None = Field(default=None, validation_alias="DEEPSEEK_API_KEY")
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
     llm_profile: str | None = Field(
         default=None, description="Endpoint profile name; default: guessed from the base URL."
     )

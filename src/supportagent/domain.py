@@ -219,6 +219,8 @@ class Verdict:
     passed: bool
     problems: tuple[Problem, ...] = ()
     checker: str = "grounding"
+    #: A model checker's claims, each with the passage id that supports it (None: no passage).
+    claims: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def reason_code(self) -> str | None:

@@ -10,9 +10,13 @@ from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
 from supportagent.config import Settings
 from supportagent.engines.base import Engine
+from supportagent.engines.llm import LLMEngine
 from supportagent.engines.offline import OfflineEngine
-from supportagent.errors import UserError
 from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tickets
+from supportagent.llm.budget import Budget
+from supportagent.llm.chat import OpenAIChatModel
+from supportagent.llm.profiles import key_configured, resolve_endpoint
+from supportagent.store.llm_records import StoreResponseCache
 from supportagent.store.store import Store
 
 
@@ -26,13 +30,40 @@ def open_store(settings: Settings) -> Store:
 
 
 def build_engine(settings: Settings, *, demo_forbidden_post: bool = False) -> Engine:
-    """The engine the settings ask for. Only the offline engine exists so far."""
-    if settings.engine == "llm":
-        raise UserError(
-            "The llm engine is not available in this version; run with --engine offline "
-            "(the default)."
-        )
-    return OfflineEngine(demo_forbidden_post=demo_forbidden_post)
+    """The engine the settings ask for; ``auto`` means llm when a key is set, else offline.
+
+    Raises UserError (saying what to set) for ``llm`` without a usable endpoint.
+    """
+    choice = settings.engine
+    if choice == "auto":
+        choice = "llm" if key_configured(settings) else "offline"
+    if choice == "offline":
+        return OfflineEngine(demo_forbidden_post=demo_forbidden_post)
+    endpoint = resolve_endpoint(settings)
+    return LLMEngine(
+        OpenAIChatModel(endpoint, timeout=settings.llm_timeout),
+        budget=Budget(settings.max_api_calls, settings.max_tokens),
+        trace_prompts=settings.trace_prompts,
+        demo_forbidden_post=demo_forbidden_post,
+        description=f"llm ({endpoint.describe()})",
+    )
+
+
+def describe_engine(engine: Engine) -> str:
+    """What the CLI prints as the engine of a run: its name, and for a model, which one."""
+    return str(getattr(engine, "description", engine.name))
+
+
+def usage_summary(engine: Engine) -> str | None:
+    """Model calls and tokens this engine has spent in this run; None for an engine without."""
+    budget = getattr(engine, "budget", None)
+    if not isinstance(budget, Budget):
+        return None
+    used = budget.run
+    return (
+        f"model calls: {used.calls}; tokens: {used.prompt_tokens} prompt + "
+        f"{used.completion_tokens} completion"
+    )
 
 
 def build_pipeline(
@@ -44,6 +75,8 @@ def build_pipeline(
         evidence_k=settings.evidence_k,
         evidence_threshold=settings.confidence_threshold,
     )
+    if isinstance(engine, LLMEngine):
+        engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
     return Pipeline(store, knowledge or Knowledge.from_store(store), engine, config)
 
 

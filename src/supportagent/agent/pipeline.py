@@ -31,6 +31,9 @@ from supportagent.domain import (
     Verdict,
 )
 from supportagent.engines.base import Engine
+from supportagent.engines.llm import MeteredEngine
+from supportagent.errors import ModelError, UserError
+from supportagent.store.llm_records import record_model_call
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
 from supportagent.store.store import Store
 
@@ -82,9 +85,19 @@ class Pipeline:
         threshold = self.config.evidence_threshold
         self.evidence_gate = EvidenceGate() if threshold is None else EvidenceGate(threshold)
 
-    def run(self, ticket_id: str, on_stage: Callable[[str], None] | None = None) -> Outcome:
-        """Take one ticket from the inbox to a staged outcome, tracing every step."""
-        attempt = self.store.begin_attempt(ticket_id)
+    def run(
+        self,
+        ticket_id: str,
+        on_stage: Callable[[str], None] | None = None,
+        *,
+        attempt: int | None = None,
+    ) -> Outcome:
+        """Take one ticket from the inbox to a staged outcome, tracing every step.
+
+        ``attempt``: an attempt the caller already began (a scheduler's claim); default: begin one.
+        """
+        if attempt is None:
+            attempt = self.store.begin_attempt(ticket_id)
         trace = _Trace(self.store, ticket_id, attempt)
         gate = ToolGate(self._tools(), on_decision=trace.tool)
         notify = on_stage or (lambda _stage: None)
@@ -122,23 +135,35 @@ class Pipeline:
         if safety.auto_escalate:
             return stage(Status.ESCALATED, safety.reason_code, Bucket.NEEDS_HUMAN, safety)
 
-        notify("classify")
-        classification = self.engine.classify(ticket, safety)
-        trace.add("classify", classification.bucket.value, **_classification(classification))
-        if classification.bucket is Bucket.NOT_A_QUESTION:
-            return stage(Status.ROUTED, classification.reason_code, classification.bucket, safety)
-        if classification.bucket is Bucket.NEEDS_HUMAN:
-            return stage(
-                Status.ESCALATED, classification.reason_code, classification.bucket, safety
-            )
+        bucket: Bucket | None = None
+        try:
+            notify("classify")
+            classification = self.engine.classify(ticket, safety)
+            self._record_model_calls(trace)
+            bucket = classification.bucket
+            trace.add("classify", bucket.value, **_classification(classification))
+            if bucket is Bucket.NOT_A_QUESTION:
+                return stage(Status.ROUTED, classification.reason_code, bucket, safety)
+            if bucket is Bucket.NEEDS_HUMAN:
+                return stage(Status.ESCALATED, classification.reason_code, bucket, safety)
 
-        notify("retrieve")
-        decision = self._gather(ticket, gate, trace)
-        if not decision.sufficient:
-            return stage(Status.ESCALATED, "weak_evidence", Bucket.ANSWERABLE, safety)
+            notify("retrieve")
+            decision = self._gather(ticket, gate, trace)
+            self._record_model_calls(trace)
+            if not decision.sufficient:
+                return stage(Status.ESCALATED, "weak_evidence", Bucket.ANSWERABLE, safety)
 
-        notify("draft")
-        draft, verdict = self._draft_and_check(ticket, decision.hits, gate, trace, notify)
+            notify("draft")
+            draft, verdict = self._draft_and_check(ticket, decision.hits, gate, trace, notify)
+        except ModelError as exc:
+            # The model misbehaved (or this ticket spent its budget): a person takes over.
+            self._record_model_calls(trace)
+            trace.add("model_error", exc.reason_code, message=str(exc))
+            return stage(Status.ESCALATED, exc.reason_code, bucket, safety)
+        except UserError:
+            # The run stops (endpoint down, run budget spent); the ticket waits for the next.
+            self._record_model_calls(trace)
+            raise
         if verdict.passed:
             return stage(Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, safety, draft)
         return stage(
@@ -153,24 +178,50 @@ class Pipeline:
 
     def _gather(self, ticket: Ticket, gate: ToolGate, trace: _Trace) -> EvidenceDecision:
         """Search, judge the evidence, and reformulate up to the cap while it is too weak."""
-        query: str | None = ticket.text
+        query = ticket.text
         decision: EvidenceDecision | None = None
+        hits: list[Hit] = []
+        # A model engine brings its own reformulator; otherwise the offline one, which drops
+        # words the corpus never uses and borrows vocabulary from the resolved tickets found.
+        engine_reformulate = getattr(self.engine, "reformulate", None)
         for attempt in range(self.config.max_reformulations + 1):
             if attempt > 0:
-                query = reformulate(ticket, attempt)
-                if query is None:
+                retry = (
+                    engine_reformulate(ticket, attempt, query)
+                    if callable(engine_reformulate)
+                    else reformulate(
+                        ticket,
+                        attempt,
+                        self.knowledge.knows,
+                        self.knowledge.idf,
+                        [h.passage for h in hits],
+                    )
+                )
+                if retry is None:
                     break
+                query = retry
                 trace.add("reformulate", "retry", attempt=attempt, query=query)
-            assert query is not None
             hits = self._search(gate, query)
-            trace.add("retrieve", "ok", query=query, hits=[hit_to_json(h) for h in hits])
-            decision = self.evidence_gate.assess(ticket, hits, query, attempt, self.knowledge.idf)
+            retriever = self.knowledge.retriever
+            trace.add(
+                "retrieve",
+                "ok",
+                query=query,
+                hits=[hit_to_json(h) for h in hits],
+                # With these, each hit's fused score follows from its signals' raw scores.
+                fusion=retriever.fusion.describe(),
+                scales={name: round(v, 6) for name, v in retriever.scales(query).items()},
+            )
+            decision, signals = self.evidence_gate.judge(
+                ticket, hits, query, attempt, self.knowledge
+            )
             trace.add(
                 "evidence",
                 "sufficient" if decision.sufficient else "weak",
-                coverage=decision.top_score,
+                confidence=decision.top_score,
                 reason=decision.reason,
                 attempt=attempt,
+                **signals,
             )
             if decision.sufficient:
                 break
@@ -201,6 +252,7 @@ class Pipeline:
         for revision in range(self.config.max_revisions + 1):
             previous = draft
             draft = self.engine.draft(ticket, hits, previous, verdict)
+            self._record_model_calls(trace)
             trace.add("draft", f"revision {revision}", **draft_to_json(draft))
             for request in draft.tool_requests:
                 try:
@@ -215,6 +267,7 @@ class Pipeline:
             verdict = check_grounding(draft, [*passages, *context])
             if verdict.passed:
                 verdict = self.engine.check(ticket, draft, hits)
+                self._record_model_calls(trace)
             trace.add(
                 "check",
                 "pass" if verdict.passed else "fail",
@@ -224,11 +277,24 @@ class Pipeline:
                     {"code": p.code, "message": p.message, "sentence": p.sentence}
                     for p in verdict.problems
                 ],
+                **({"claims": [list(c) for c in verdict.claims]} if verdict.claims else {}),
             )
             if verdict.passed:
                 break
+            if any(p.code in _NO_REVISION for p in verdict.problems):
+                break  # no draft from this evidence can pass; revising would hide that
         assert draft is not None and verdict is not None
         return draft, verdict
+
+    def _record_model_calls(self, trace: _Trace) -> None:
+        """Store and trace the model calls the engine made for this ticket since the last look."""
+        if not isinstance(self.engine, MeteredEngine):
+            return
+        for call in self.engine.take_calls(trace.ticket_id):
+            record = call.to_json()
+            record_model_call(self.store, trace.ticket_id, trace.attempt, record)
+            detail = {k: v for k, v in record.items() if k not in {"stage", "status"}}
+            trace.add("model", call.status, call=call.stage, **detail)
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -245,6 +311,11 @@ class Pipeline:
             "search_resolved": search(DocKind.RESOLVED),
             "stage_draft": stage_draft,
         }
+
+
+#: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
+#: the model checker says no draft from this evidence can pass.
+_NO_REVISION = frozenset({"conflicting_evidence", "checker_escalates"})
 
 
 def _classification(c: Classification) -> dict[str, Any]:

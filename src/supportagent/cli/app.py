@@ -34,8 +34,8 @@ class EngineChoice(StrEnum):
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    home: Path | None = typer.Option(None, help="Data directory [env SUPPORTAGENT_HOME]."),
-    engine: EngineChoice | None = typer.Option(None, help="offline or llm [default: auto]."),
+    home: Path | None = typer.Option(None, help="Data directory (env SUPPORTAGENT_HOME)."),
+    engine: EngineChoice | None = typer.Option(None, help="offline or llm (default: auto)."),
 ) -> None:
     """Global options; every command reads settings from here, the environment and .env."""
     ctx.obj = load_settings(home=home, engine=engine.value if engine else None)

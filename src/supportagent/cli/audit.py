@@ -32,7 +32,7 @@ app.add_typer(audit_app, name="audit")
 @audit_app.command("export")
 def audit_export(
     ctx: typer.Context,
-    out: Path | None = typer.Option(None, "--out", help="CSV file to write [default: stdout]."),
+    out: Path | None = typer.Option(None, "--out", help="CSV file to write (default: stdout)."),
 ) -> None:
     """Write every audit event as CSV, one row per decision, in chain order."""
     settings = settings_of(ctx)

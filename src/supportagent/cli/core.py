@@ -24,8 +24,10 @@ from supportagent.runtime import (
     build_engine,
     build_pipeline,
     demo_path,
+    describe_engine,
     load_demo,
     open_store,
+    usage_summary,
 )
 from supportagent.scheduler import run_inbox
 from supportagent.triage import triage_text
@@ -136,9 +138,11 @@ def agent(
             raise UserError(f"Ticket {ticket_id} was already reviewed ({status.value}).")
         engine = build_engine(settings, demo_forbidden_post=demo_forbidden_post)
         pipeline = build_pipeline(settings, store, engine)
-        console.print(f"engine: {engine.name}")
+        console.print(f"engine: {escape(describe_engine(engine))}")
         outcome = pipeline.run(ticket_id)
         trace_timeline(console, ticket_id, store.trace(ticket_id))
+        if used := usage_summary(engine):
+            console.print(used)
         console.print(f"\n[bold]{outcome.status.value}[/bold] ({outcome.reason_code})")
         if outcome.draft is not None:
             console.print(escape(outcome.draft.answer))
@@ -150,7 +154,7 @@ def agent(
 def inbox(
     ctx: typer.Context,
     labels: Path | None = typer.Option(
-        None, help="JSONL of expected buckets [default: the demo labels when the demo is loaded]."
+        None, help="JSONL of expected buckets (default: the demo labels when the demo is loaded)."
     ),
     max_tickets: int | None = typer.Option(None, min=1, help="Stop after this many tickets."),
 ) -> None:
@@ -162,7 +166,7 @@ def inbox(
         engine = build_engine(settings)
         pipeline = build_pipeline(settings, store, engine)
         todo = len(store.unhandled_ticket_ids())
-        console.print(f"engine: {engine.name}; {todo} tickets to handle")
+        console.print(f"engine: {escape(describe_engine(engine))}; {todo} tickets to handle")
         columns = (
             TextColumn("{task.description}"),
             BarColumn(),
@@ -178,6 +182,8 @@ def inbox(
                 on_done=lambda _o: progress.advance(task),
             )
         console.print(f"{summary.processed} tickets handled ({summary.stopped_by}).")
+        if used := usage_summary(engine):
+            console.print(used)
         staged = store.staged()
         console.print(outcome_table((r.status.value, r.reason_code) for r in staged))
         _print_accuracy(labels, {r.ticket.id: r.bucket for r in staged}, store.list_tickets())
@@ -232,7 +238,9 @@ def review(
     ctx: typer.Context,
     decision: Decision = typer.Argument(..., help="approve, amend or reject"),
     ticket_id: str = typer.Argument(...),
-    text: str | None = typer.Argument(None, help="amend: the final answer; reject: the reason."),
+    text: str | None = typer.Argument(
+        None, help="amend: the final answer; reject: the reason. '-' reads it from stdin."
+    ),
     reviewer: str = typer.Option("cli", help="Who decides (recorded with the decision)."),
 ) -> None:
     """Decide on a pending draft. Approved and amended answers join the resolved corpus."""
@@ -240,18 +248,27 @@ def review(
 
     def run() -> None:
         store = open_store(settings)
+        given = sys.stdin.read() if text == "-" else text or ""
         if decision is Decision.approve:
             result = approve(store, None, ticket_id, reviewer)
         elif decision is Decision.amend:
-            result = amend(store, None, ticket_id, text or "", reviewer)
+            result = amend(store, None, ticket_id, given, reviewer)
         else:
-            result = reject(store, ticket_id, text or "", reviewer)
-        added = (
-            f"; added {result.resolved_doc_id} to the resolved corpus"
-            if result.resolved_doc_id
-            else ""
-        )
-        console.print(f"{ticket_id}: {result.status.value}{added}.")
+            result = reject(store, ticket_id, given, reviewer)
+        if result.linked_existing:
+            added = (
+                f"; linked to {result.resolved_doc_id}, an existing resolved record the answer "
+                "nearly repeats (nothing added)"
+            )
+        elif result.resolved_doc_id:
+            added = f"; added {result.resolved_doc_id} to the resolved corpus"
+        else:
+            added = ""
+        console.print(f"{ticket_id}: {result.status.value} by {escape(result.reviewer)}{added}.")
+        if result.decision == "amend":
+            console.print(f"edit: {result.edit_chars} characters, {result.edit_ratio:.0%} of words")
+            if result.diff:
+                console.print(escape(result.diff), highlight=False)
 
     guard(run)
 
@@ -261,13 +278,22 @@ def triage(
     ctx: typer.Context,
     ticket: str = typer.Option(..., "--ticket", help="The ticket text."),
     as_json: bool = typer.Option(False, "--json", help="Print the structured result as JSON."),
+    confidence_threshold: float | None = typer.Option(
+        None,
+        "--confidence-threshold",
+        min=0.0,
+        max=1.0,
+        help="Evidence gate threshold (env SUPPORTAGENT_CONFIDENCE_THRESHOLD).",
+    ),
 ) -> None:
     """One-shot: safety, retrieval and outcome for a ticket text, without touching the inbox."""
     settings = settings_of(ctx)
+    if confidence_threshold is not None:
+        settings = settings.model_copy(update={"confidence_threshold": confidence_threshold})
 
     def run() -> None:
         store = open_store(settings)
-        knowledge = Knowledge.from_store(store)
+        knowledge = Knowledge.from_store(store, settings)
         result = triage_text(settings, knowledge, ticket)
         if as_json:
             sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
@@ -283,25 +309,35 @@ def triage(
 @app.command()
 def ui(
     ctx: typer.Context,
-    host: str | None = typer.Option(None, help="Address to bind [default: 127.0.0.1]."),
-    port: int | None = typer.Option(None, help="Port [default: 5050]."),
+    host: str | None = typer.Option(None, help="Address to bind (default: 127.0.0.1)."),
+    port: int | None = typer.Option(None, min=1, max=65535, help="Port (default: 5050)."),
     demo: bool = typer.Option(False, help="Load the demo data first when the store is empty."),
     work: bool = typer.Option(True, help="Work through the inbox in the background."),
+    max_tickets: int | None = typer.Option(
+        None, min=1, help="Stop the background agent after this many tickets."
+    ),
 ) -> None:
-    """Serve the web UI and let the agent work through the inbox."""
+    """Serve the web UI and let the agent work through the inbox.
+
+    Beyond loopback it needs SUPPORTAGENT_TOKEN; every page and API call then asks for it.
+    """
     settings = settings_of(ctx)
 
     def run() -> None:
         import uvicorn
 
         from supportagent.web.app import create_app
+        from supportagent.web.security import check_bind
 
+        bind_host, bind_port = host or settings.host, port or settings.port
+        check_bind(bind_host, settings.token)
         store = open_store(settings)
         if demo and not store.document_counts() and not store.status_counts():
             load_demo(store)
-        bind_host, bind_port = host or settings.host, port or settings.port
-        application = create_app(settings, store, work=work)
-        console.print(f"SupportAgent UI on http://{bind_host}:{bind_port}/")
+        application = create_app(settings, store, work=work, max_tickets=max_tickets)
+        shown = f"[{bind_host}]" if ":" in bind_host else bind_host
+        login = " (token required)" if settings.token is not None else ""
+        console.print(f"SupportAgent UI on http://{shown}:{bind_port}/{login}")
         uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
 
     guard(run)

@@ -12,6 +12,10 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 
 from supportagent.store import tables as t
+from supportagent.store.audit import m002_audit_events
+from supportagent.store.claims import m005_ticket_claims
+from supportagent.store.embeddings import m004_embedding_cache
+from supportagent.store.llm_records import m003_model_calls
 
 Migration = Callable[[sa.Connection], None]
 
@@ -24,6 +28,10 @@ def m001_initial(conn: sa.Connection) -> None:
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", m001_initial),
+    ("002_audit_events", m002_audit_events),
+    ("003_model_calls", m003_model_calls),
+    ("004_embedding_cache", m004_embedding_cache),
+    ("005_ticket_claims", m005_ticket_claims),
 ]
 
 

@@ -19,6 +19,8 @@ from supportagent.domain import (
 )
 from supportagent.errors import ConflictError, NotFoundError
 from supportagent.store import tables as t
+from supportagent.store.audit import ReviewDetails, record_review_decision, record_staged
+from supportagent.store.claims import StaleAttemptError
 from supportagent.store.migrations import migrate
 from supportagent.store.serde import draft_to_json, safety_to_json, trace_event_to_json
 
@@ -212,7 +214,11 @@ class Store:
             )
 
     def stage_outcome(self, outcome: Outcome, attempt: int) -> int:
-        """Store the outcome and move the ticket to its status, atomically; returns the row id."""
+        """Store the outcome and move the ticket to its status, atomically; returns the row id.
+
+        Raises StaleAttemptError (and stores nothing) when ``attempt`` is no longer the ticket's
+        latest: its claim expired and another worker took the ticket over.
+        """
         with self.engine.begin() as conn:
             result = conn.execute(
                 t.outcomes.insert().values(
@@ -227,13 +233,17 @@ class Store:
                     staged_at=_now(),
                 )
             )
-            conn.execute(
+            # The attempt number is the fencing token: a newer claim or attempt wins.
+            fenced = conn.execute(
                 t.tickets.update()
-                .where(t.tickets.c.id == outcome.ticket_id)
+                .where(t.tickets.c.id == outcome.ticket_id, t.tickets.c.attempts == attempt)
                 .values(status=outcome.status.value, updated_at=_now())
             )
+            if fenced.rowcount != 1:
+                raise StaleAttemptError(outcome.ticket_id, attempt)
             key = result.inserted_primary_key
             assert key is not None
+            record_staged(conn, int(key[0]))  # the agent's decision joins the audit log
             return int(key[0])
 
     def trace(self, ticket_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
@@ -329,8 +339,11 @@ class Store:
         final_text: str | None,
         reason: str | None,
         resolved_doc: Document | None,
+        *,
+        details: ReviewDetails | None = None,
     ) -> int:
-        """Record a decision on the pending draft, and its resolved record, atomically.
+        """Record a decision on the pending draft, its resolved record and its audit event,
+        atomically. ``details``: the original draft, the edit, or an existing record to link.
 
         The status update is conditional on ``pending_review``, so of two reviewers deciding at
         once exactly one wins; the other gets a ConflictError.
@@ -351,14 +364,32 @@ class Store:
                 ).scalar()
                 if status is None:
                     raise NotFoundError(f"No ticket with id {ticket_id!r}.")
+                last = conn.execute(
+                    sa.select(t.reviews.c.reviewer, t.reviews.c.decided_at)
+                    .where(t.reviews.c.ticket_id == ticket_id)
+                    .order_by(t.reviews.c.id.desc())
+                ).first()
+                by = (
+                    f" (decided by {last.reviewer} at {last.decided_at:%Y-%m-%d %H:%M:%S} UTC)"
+                    if last is not None
+                    else ""
+                )
                 raise ConflictError(
-                    f"Ticket {ticket_id} is {status}, not pending_review: "
+                    f"Ticket {ticket_id} is {status}, not pending_review{by}: "
                     "only a pending draft can be reviewed, and only once."
                 )
             outcome_id = conn.execute(
                 sa.select(sa.func.max(t.outcomes.c.id)).where(t.outcomes.c.ticket_id == ticket_id)
             ).scalar()
+            linked = details.linked_doc_id if details else None
             if resolved_doc is not None:
+                if conn.execute(
+                    sa.select(t.documents.c.id).where(t.documents.c.id == resolved_doc.id)
+                ).first():
+                    raise ConflictError(
+                        f"A document with id {resolved_doc.id} already exists; "
+                        "re-ingest it under another id, then review again."
+                    )
                 conn.execute(
                     t.documents.insert().values(
                         id=resolved_doc.id,
@@ -371,20 +402,20 @@ class Store:
                         added_at=now,
                     )
                 )
-            result = conn.execute(
-                t.reviews.insert().values(
-                    outcome_id=outcome_id,
-                    ticket_id=ticket_id,
-                    decision=decision,
-                    reviewer=reviewer,
-                    final_text=final_text,
-                    reason=reason,
-                    resolved_doc_id=resolved_doc.id if resolved_doc else None,
-                    decided_at=now,
-                )
-            )
+            review = {
+                "outcome_id": outcome_id,
+                "ticket_id": ticket_id,
+                "decision": decision,
+                "reviewer": reviewer,
+                "final_text": final_text,
+                "reason": reason,
+                "resolved_doc_id": resolved_doc.id if resolved_doc else linked,
+                "decided_at": now,
+            }
+            result = conn.execute(t.reviews.insert().values(**review))
             key = result.inserted_primary_key
             assert key is not None
+            record_review_decision(conn, int(key[0]), review, details, resolved_doc is not None)
             return int(key[0])
 
     def reviews(self, ticket_id: str | None = None) -> list[dict[str, Any]]:
