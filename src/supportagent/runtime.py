@@ -77,7 +77,7 @@ def build_pipeline(
     )
     if isinstance(engine, LLMEngine):
         engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
-    return Pipeline(store, knowledge or Knowledge.from_store(store), engine, config)
+    return Pipeline(store, knowledge or Knowledge.from_store(store, settings), engine, config)
 
 
 def demo_path() -> Path:

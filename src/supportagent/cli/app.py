@@ -10,9 +10,12 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings, load_settings
 from supportagent.errors import UserError
+from supportagent.store.store import Store
 
 app = typer.Typer(
     help="Drafts grounded answers to support tickets for a human to review. Never sends them.",
@@ -45,6 +48,18 @@ def settings_of(ctx: typer.Context) -> Settings:
     settings = ctx.obj
     assert isinstance(settings, Settings)
     return settings
+
+
+def load_knowledge(store: Store, settings: Settings) -> Knowledge:
+    """The search index over the store, with a progress bar while passages are embedded."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("embedding passages", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return Knowledge.from_store(store, settings, progress=progress)
 
 
 def guard(action: Callable[[], T]) -> T:

@@ -14,8 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from supportagent.agent.knowledge import Knowledge
-from supportagent.cli.app import app, console, err, guard, settings_of
+from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.errors import UserError
 from supportagent.insights import Gap, Stats, compute_stats, find_gaps
 from supportagent.runtime import open_store
@@ -104,7 +103,7 @@ def gaps(
 
     def run() -> None:
         store = open_store(settings)
-        found = find_gaps(store, Knowledge.from_store(store))
+        found = find_gaps(store, load_knowledge(store, settings))
         if as_json:
             payload = [gap.to_json() for gap in found]
             sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")

@@ -12,8 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from supportagent.agent.knowledge import Knowledge
-from supportagent.cli.app import app, console, err, guard, settings_of
+from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.domain import Status, Ticket
 from supportagent.errors import UserError
 from supportagent.ingest import read_kb, read_resolved, read_tickets
@@ -137,7 +136,7 @@ def agent(
         if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF}:
             raise UserError(f"Ticket {ticket_id} was already reviewed ({status.value}).")
         engine = build_engine(settings, demo_forbidden_post=demo_forbidden_post)
-        pipeline = build_pipeline(settings, store, engine)
+        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
         console.print(f"engine: {escape(describe_engine(engine))}")
         outcome = pipeline.run(ticket_id)
         trace_timeline(console, ticket_id, store.trace(ticket_id))
@@ -164,7 +163,7 @@ def inbox(
     def run() -> None:
         store = open_store(settings)
         engine = build_engine(settings)
-        pipeline = build_pipeline(settings, store, engine)
+        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
         todo = len(store.unhandled_ticket_ids())
         console.print(f"engine: {escape(describe_engine(engine))}; {todo} tickets to handle")
         columns = (
@@ -293,7 +292,7 @@ def triage(
 
     def run() -> None:
         store = open_store(settings)
-        knowledge = Knowledge.from_store(store, settings)
+        knowledge = load_knowledge(store, settings)
         result = triage_text(settings, knowledge, ticket)
         if as_json:
             sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
@@ -334,6 +333,7 @@ def ui(
         store = open_store(settings)
         if demo and not store.document_counts() and not store.status_counts():
             load_demo(store)
+        load_knowledge(store, settings)  # embeds the corpus once, with a progress bar
         application = create_app(settings, store, work=work, max_tickets=max_tickets)
         shown = f"[{bind_host}]" if ":" in bind_host else bind_host
         login = " (token required)" if settings.token is not None else ""

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from supportagent.cli.app import app, console, err, guard, settings_of
+from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.config import Settings
 from supportagent.errors import UserError
 from supportagent.render import outcome_table
@@ -37,10 +37,10 @@ def schedule(
     ctx: typer.Context,
     max_tickets: int | None = typer.Option(None, min=1, help="Stop after this many tickets."),
     max_api_calls: int | None = typer.Option(
-        None, min=0, help="Hard cap on model calls [env SUPPORTAGENT_MAX_API_CALLS]."
+        None, min=0, help="Hard cap on model calls (env SUPPORTAGENT_MAX_API_CALLS)."
     ),
     max_tokens: int | None = typer.Option(
-        None, min=0, help="Hard cap on model tokens [env SUPPORTAGENT_MAX_TOKENS]."
+        None, min=0, help="Hard cap on model tokens (env SUPPORTAGENT_MAX_TOKENS)."
     ),
     concurrency: int = typer.Option(1, min=1, max=256, help="Tickets in flight at once."),
     retry_escalated: bool = typer.Option(
@@ -59,7 +59,7 @@ def schedule(
         store = _open_store(settings)
         claims = Claims(store, lease_seconds=lease)
         engine = build_engine(settings)
-        pipeline = build_pipeline(settings, store, engine)
+        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
         if retry_escalated:
             console.print(f"{claims.requeue_escalated()} escalated tickets put back in the inbox.")
         caps = Caps(max_tickets, settings.max_api_calls, settings.max_tokens)
@@ -111,7 +111,7 @@ def worker(
         store = _open_store(settings)
         claims = Claims(store, lease_seconds=lease)
         engine = build_engine(settings)
-        pipeline = build_pipeline(settings, store, engine)
+        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
         scheduler = Scheduler(
             pipeline,
             claims=claims,

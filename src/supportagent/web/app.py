@@ -38,7 +38,7 @@ def create_app(
 
     Without a token only loopback Host names are answered (``allowed_hosts`` overrides).
     """
-    knowledge = Knowledge.from_store(store)
+    knowledge = Knowledge.from_store(store, settings)
     worker = AgentWorker(settings, store, knowledge, max_tickets=max_tickets) if work else None
     security = Security.from_settings(settings.token, allowed_hosts)
 
