@@ -69,8 +69,14 @@ _ENV = jinja2.Environment(
 _ENV.globals["fence"] = fence
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str) -> jinja2.Template:
+    """Compiling a template costs milliseconds; the few prompt texts are compiled once."""
+    return _ENV.from_string(source)
+
+
 def _render(source: str, variables: dict[str, Any]) -> str:
-    return _ENV.from_string(source).render(**variables).strip()
+    return _compiled(source).render(**variables).strip()
 
 
 class PromptFileError(ValueError):
