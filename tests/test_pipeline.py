@@ -261,3 +261,28 @@ def test_tool_requests_from_a_drafter_pass_the_gate(store: Store, knowledge: Kno
     assert outcome.status is Status.PENDING_REVIEW
     gate_events = [e for e in store.trace("T-1") if e["stage"] == "gate"]
     assert gate_events[0]["detail"] == {"tool": "send_email", "reason": "not on the allowlist"}
+
+
+def test_documents_written_by_another_process_are_searched_before_the_next_ticket(
+    store: Store,
+) -> None:
+    from supportagent.agent.knowledge import Knowledge as StoreKnowledge
+
+    store.upsert_documents(KB)
+    knowledge = StoreKnowledge.from_store(store)
+    # Another process (the web app, a CLI review) adds a resolved answer to the same store.
+    store.upsert_documents(
+        [
+            Document(
+                "AR-T-77",
+                DocKind.RESOLVED,
+                "Sandbox webhooks",
+                "Do webhooks fire in the sandbox?\n\nYes: sandbox webhooks fire exactly like "
+                "production webhooks, signed with the sandbox signing secret.",
+            )
+        ]
+    )
+    ticket = Ticket("T-78", "Sandbox webhooks", "Do webhooks fire in the sandbox?")
+    outcome = _run(store, knowledge, OfflineEngine(), ticket)
+    assert outcome.draft is not None, outcome.reason_code
+    assert any(c.startswith("AR-T-77#") for c in outcome.draft.citations)

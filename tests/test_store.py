@@ -90,3 +90,16 @@ def test_one_outcome_per_attempt(any_store: Store) -> None:
     any_store.stage_outcome(outcome, attempt)
     with pytest.raises(sa.exc.IntegrityError):
         any_store.stage_outcome(outcome, attempt)
+
+
+def test_documents_changed_since_returns_new_and_replaced_documents(any_store: Store) -> None:
+    any_store.upsert_documents([Document("kb-a", DocKind.KB, "A", "alpha")])
+    docs, first = any_store.documents_changed_since(None)
+    assert [d.id for d in docs] == ["kb-a"] and first is not None
+    any_store.upsert_documents([Document("kb-b", DocKind.KB, "B", "beta")])
+    any_store.upsert_documents([Document("kb-a", DocKind.KB, "A", "alpha, revised")])
+    docs, newest = any_store.documents_changed_since(first)
+    assert {d.id for d in docs} >= {"kb-b", "kb-a"}
+    assert newest is not None and newest >= first
+    later, _ = any_store.documents_changed_since(newest)
+    assert {d.id for d in later} <= {"kb-a", "kb-b"}  # at most the ones sharing the timestamp

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterable, Sequence
+from datetime import datetime
 
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
@@ -72,6 +73,7 @@ class Knowledge:
                 raise ValueError(f"unknown embedder {embedder!r}")
             embedder = OnnxMiniLM()
         self._lock = threading.Lock()
+        self._synced_at: datetime | None = None
         self.retriever = HybridRetriever(
             documents, embedder=embedder, fusion=fusion, progress=progress
         )
@@ -90,7 +92,22 @@ class Knowledge:
         """
         settings = settings or load_settings()
         embedder = build_embedder(settings, StoreVectorCache(store))
-        return cls(store.documents(), embedder=embedder, progress=progress)
+        documents, newest = store.documents_changed_since(None)
+        knowledge = cls(documents, embedder=embedder, progress=progress)
+        knowledge._synced_at = newest
+        return knowledge
+
+    def sync(self, store: Store) -> int:
+        """Add what other processes wrote to ``store`` since the last look; returns how many.
+
+        The pipeline calls this before each ticket, so a worker finds an answer approved in
+        another process (or a re-ingested article) without a restart.
+        """
+        documents, newest = store.documents_changed_since(self._synced_at)
+        for document in documents:
+            self.add(document)
+        self._synced_at = newest
+        return len(documents)
 
     @property
     def dense(self) -> bool:

@@ -98,6 +98,7 @@ class Pipeline:
         """
         if attempt is None:
             attempt = self.store.begin_attempt(ticket_id)
+        self.knowledge.sync(self.store)  # answers approved elsewhere are evidence now
         trace = _Trace(self.store, ticket_id, attempt)
         gate = ToolGate(self._tools(), on_decision=trace.tool)
         notify = on_stage or (lambda _stage: None)

@@ -190,6 +190,23 @@ class Store:
         with self.engine.connect() as conn:
             return [_document(r._mapping) for r in conn.execute(query)]
 
+    def documents_changed_since(
+        self, since: datetime | None
+    ) -> tuple[list[Document], datetime | None]:
+        """Documents added or replaced at or after ``since`` (all when None), and the newest time.
+
+        A process's search index polls this to pick up what other processes added (an answer
+        approved in the web app, a KB re-ingest) without a restart. ``>=`` rather than ``>``,
+        because two writes can share a timestamp; re-adding an unchanged document is a no-op.
+        """
+        query = sa.select(t.documents).order_by(t.documents.c.added_at, t.documents.c.id)
+        if since is not None:
+            query = query.where(t.documents.c.added_at >= since)
+        with self.engine.connect() as conn:
+            rows = [r._mapping for r in conn.execute(query)]
+        newest = max((r["added_at"] for r in rows), default=since)
+        return [_document(r) for r in rows], newest
+
     def document_counts(self) -> dict[str, int]:
         query = sa.select(t.documents.c.kind, sa.func.count()).group_by(t.documents.c.kind)
         with self.engine.connect() as conn:
