@@ -39,6 +39,7 @@ _STAGES = {
     "You are the drafter": "draft",
     "You are the checker": "check",
     "You write search queries": "reformulate",
+    "You are the evidence assessor": "assess",
 }
 
 
@@ -138,6 +139,17 @@ class EvidenceModel:
             for i, s in enumerate(draft_lines(request.prompt))
         ]
         return {"verdict": "pass", "claims": claims, "problems": [], "suggested_action": "stage"}
+
+    def _assess(self, request: Received) -> dict[str, Any]:
+        """Enough when a passage shares a word of four letters or more with the subject."""
+        ticket = _TICKET.search(request.prompt)
+        subject = set(_WORD.findall(ticket["subject"].lower())) if ticket else set()
+        text = " ".join(p["text"] for p in passages(request.prompt)).lower()
+        shared = sorted(w for w in subject if w in set(_WORD.findall(text)))
+        return {
+            "sufficient": bool(shared),
+            "reason": f"passages mention {', '.join(shared)}" if shared else "off topic",
+        }
 
     def _reformulate(self, request: Received) -> dict[str, Any]:
         ticket = _TICKET.search(request.prompt)

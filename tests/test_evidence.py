@@ -269,3 +269,13 @@ def test_the_trace_explains_every_fused_score(store: Store, knowledge: Knowledge
                 for name, signal in hit["signals"].items()
             )
             assert hit["score"] == pytest.approx(recomputed, abs=1e-4)
+
+
+def test_ambiguity_band_around_the_threshold() -> None:
+    from supportagent.agent.evidence import AMBIGUITY_MARGIN, is_ambiguous
+
+    assert is_ambiguous(0.38, 0.38)
+    assert is_ambiguous(0.38 + AMBIGUITY_MARGIN / 2, 0.38)
+    assert is_ambiguous(0.38 - AMBIGUITY_MARGIN / 2, 0.38)
+    assert not is_ambiguous(0.38 + AMBIGUITY_MARGIN * 1.5, 0.38)
+    assert not is_ambiguous(0.10, 0.38)

@@ -374,3 +374,40 @@ def test_call_records_and_the_cache_on_sqlite_and_postgresql(any_store: Store) -
     cache.put("k" * 64, {"prompt": "draft@1", "model": "m", "text": "second"})  # first stays
     assert cache.get("k" * 64) == {"prompt": "draft@1", "model": "m", "text": "{}"}
     assert len(cache) == 1
+
+
+def _first_similarity(store: Store, ticket_id: str) -> float:
+    evidence = [e for e in store.trace(ticket_id) if e["stage"] == "evidence"]
+    return float(evidence[0]["detail"]["confidence"])
+
+
+def test_the_evidence_assessor_is_asked_only_when_the_signals_are_ambiguous(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    store, knowledge = demo
+    # Measure where this ticket's evidence lands, with the gate far below it: no assessor call.
+    settings = stub_settings(llm_stub, tmp_path, confidence_threshold=0.05)
+    clear = run(settings, demo, stub_engine(settings))
+    assert clear.status is Status.PENDING_REVIEW
+    assert "assess" not in llm_stub.stages()
+    value = _first_similarity(store, TICKET)
+
+    # A threshold just above that value: the signals alone would say "weak", too close to call.
+    store.add_tickets(
+        [
+            store.get_ticket(TICKET).__class__(
+                "T-AMB", "Rate limit on the Growth plan?", store.get_ticket(TICKET).body
+            )
+        ]
+    )
+    llm_stub.requests.clear()
+    torn = stub_settings(llm_stub, tmp_path, confidence_threshold=min(value + 0.01, 1.0))
+    outcome = build_pipeline(torn, store, stub_engine(torn), knowledge).run("T-AMB")
+    # Same text as before: classify, draft and check come from the response cache; the one
+    # request that reaches the model is the assessor's.
+    assert llm_stub.stages() == ["assess"]
+    assessed = [e for e in store.trace("T-AMB") if e["stage"] == "assess"]
+    assert assessed[0]["status"] == "sufficient" and "rate" in assessed[0]["detail"]["reason"]
+    assert outcome.status is Status.PENDING_REVIEW  # the assessor overruled the torn signals
+    records = model_call_records(store, "T-AMB")
+    assert [r["prompt"] for r in records][:2] == ["classify@1", "assess@1"]

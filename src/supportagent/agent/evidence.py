@@ -59,6 +59,16 @@ class EvidenceSource(Protocol):
         ...
 
 
+#: Within this distance of the threshold the signals cannot call it, and an engine that has
+#: an evidence assessor (a model) is asked; elsewhere no call is spent.
+AMBIGUITY_MARGIN = 0.04
+
+
+def is_ambiguous(value: float, threshold: float, margin: float = AMBIGUITY_MARGIN) -> bool:
+    """True when ``value`` is too close to ``threshold`` for the signals to decide (pure)."""
+    return abs(value - threshold) < margin
+
+
 @dataclass(frozen=True, slots=True)
 class EvidenceGate:
     """Judges hits by the ticket's similarity to them (or, without embeddings, coverage).

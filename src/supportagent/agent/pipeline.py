@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from supportagent.agent.evidence import EvidenceGate, reformulate
+from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
 from supportagent.agent.grounding import check_grounding
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.safety import screen
@@ -216,6 +216,7 @@ class Pipeline:
             decision, signals = self.evidence_gate.judge(
                 ticket, hits, query, attempt, self.knowledge
             )
+            decision = self._assess(ticket, hits, decision, signals, trace)
             trace.add(
                 "evidence",
                 "sufficient" if decision.sufficient else "weak",
@@ -228,6 +229,29 @@ class Pipeline:
                 break
         assert decision is not None
         return decision
+
+    def _assess(
+        self,
+        ticket: Ticket,
+        hits: Sequence[Hit],
+        decision: EvidenceDecision,
+        signals: dict[str, Any],
+        trace: _Trace,
+    ) -> EvidenceDecision:
+        """Ask the engine's evidence assessor, if it has one, only when the signals are torn."""
+        assess = getattr(self.engine, "assess_evidence", None)
+        if (
+            not callable(assess)
+            or signals.get("measure") == "none"
+            or not is_ambiguous(decision.top_score, float(signals["threshold"]))
+        ):
+            return decision
+        sufficient, why = assess(ticket, hits)
+        self._record_model_calls(trace)
+        trace.add("assess", "sufficient" if sufficient else "weak", reason=why)
+        return replace(
+            decision, sufficient=sufficient, reason=f"{decision.reason}; assessor: {why}"
+        )
 
     def _search(self, gate: ToolGate, query: str) -> list[Hit]:
         k = self.config.evidence_k

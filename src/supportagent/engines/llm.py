@@ -142,6 +142,11 @@ class ReformulateReply(_Reply):
     query: str | None
 
 
+class AssessReply(_Reply):
+    sufficient: bool
+    reason: str
+
+
 @runtime_checkable
 class MeteredEngine(Protocol):
     """An engine that calls a model and keeps a record of each call for the pipeline."""
@@ -240,6 +245,16 @@ class LLMEngine:
         return verdict_from_reply(reply, draft, {h.id for h in evidence})
 
     # --- evidence retries (the pipeline's evidence gate calls this) -------------------------
+
+    def assess_evidence(self, ticket: Ticket, evidence: Sequence[Hit]) -> tuple[bool, str]:
+        """Whether ``evidence`` can answer ``ticket``; asked only when the signals are ambiguous."""
+        reply = self.caller.ask(
+            ticket.id,
+            load_prompt("assess"),
+            {"ticket": ticket, "passages": _passages(evidence)},
+            AssessReply,
+        ).value
+        return reply.sufficient, " ".join(reply.reason.split())[:300]
 
     def reformulate(self, ticket: Ticket, attempt: int, previous_query: str) -> str | None:
         """A new search query for retry ``attempt``, or None when the model has nothing new."""
