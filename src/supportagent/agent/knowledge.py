@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
@@ -57,6 +57,10 @@ def build_embedder(settings: Settings, cache: VectorCache | None = None) -> Embe
     return inner if cache is None else CachedEmbedder(inner, cache)
 
 
+#: How far before its last look a sync reads again, for writes that committed late.
+SYNC_OVERLAP = timedelta(minutes=5)
+
+
 class Knowledge:
     """A HybridRetriever plus the corpus statistics the evidence gate needs."""
 
@@ -74,6 +78,7 @@ class Knowledge:
             embedder = OnnxMiniLM()
         self._lock = threading.Lock()
         self._synced_at: datetime | None = None
+        self._fingerprint: tuple[int, datetime | None] | None = None
         self.retriever = HybridRetriever(
             documents, embedder=embedder, fusion=fusion, progress=progress
         )
@@ -95,18 +100,26 @@ class Knowledge:
         documents, newest = store.documents_changed_since(None)
         knowledge = cls(documents, embedder=embedder, progress=progress)
         knowledge._synced_at = newest
+        knowledge._fingerprint = store.document_fingerprint()
         return knowledge
 
     def sync(self, store: Store) -> int:
         """Add what other processes wrote to ``store`` since the last look; returns how many.
 
         The pipeline calls this before each ticket, so a worker finds an answer approved in
-        another process (or a re-ingested article) without a restart.
+        another process (or a re-ingested article) without a restart. The usual case, nothing
+        changed, costs one small query. When something did, documents written since a little
+        before the last look are read again: a write whose transaction began earlier may have
+        committed later, and re-adding an unchanged document is a no-op.
         """
-        documents, newest = store.documents_changed_since(self._synced_at)
+        fingerprint = store.document_fingerprint()
+        if fingerprint == self._fingerprint:
+            return 0
+        since = None if self._synced_at is None else self._synced_at - SYNC_OVERLAP
+        documents, newest = store.documents_changed_since(since)
         for document in documents:
             self.add(document)
-        self._synced_at = newest
+        self._synced_at, self._fingerprint = newest, fingerprint
         return len(documents)
 
     @property

@@ -207,6 +207,13 @@ class Store:
         newest = max((r["added_at"] for r in rows), default=since)
         return [_document(r) for r in rows], newest
 
+    def document_fingerprint(self) -> tuple[int, datetime | None]:
+        """How many documents there are and the newest write: cheap to poll for changes."""
+        query = sa.select(sa.func.count(), sa.func.max(t.documents.c.added_at))
+        with self.engine.connect() as conn:
+            count, newest = conn.execute(query).one()
+        return int(count), newest
+
     def document_counts(self) -> dict[str, int]:
         query = sa.select(t.documents.c.kind, sa.func.count()).group_by(t.documents.c.kind)
         with self.engine.connect() as conn:
