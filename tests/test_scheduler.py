@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from rich.console import Console
 from typer.testing import CliRunner
 
+from store_checks import outcome_counts
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.pipeline import Pipeline
 from supportagent.cli import app
@@ -39,7 +39,6 @@ from supportagent.engines.offline import OfflineEngine
 from supportagent.llm.budget import Budget
 from supportagent.run_report import Caps, InFlight, Snapshot
 from supportagent.scheduler import Scheduler, run_inbox
-from supportagent.store import tables as t
 from supportagent.store.claims import Claims, StaleAttemptError, ticket_claims
 from supportagent.store.store import Store
 
@@ -101,17 +100,6 @@ class HookedEngine:
 def pipeline(store: Store, engine: Any = None) -> Pipeline:
     # BM25 only: these tests are about the loop around the pipeline, not about retrieval.
     return Pipeline(store, Knowledge(KB, embedder=None), engine or OfflineEngine())
-
-
-def outcome_counts(store: Store) -> dict[str, int]:
-    """Staged outcome rows per ticket (every ticket of the store, zero included)."""
-    with store.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(t.tickets.c.id, sa.func.count(t.outcomes.c.id))
-            .select_from(t.tickets.outerjoin(t.outcomes))
-            .group_by(t.tickets.c.id)
-        ).all()
-    return {ticket_id: n for ticket_id, n in rows}
 
 
 def assert_each_staged_once(store: Store) -> None:

@@ -22,9 +22,9 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from llm_stub import KEY, EvidenceModel, Received, StubLLM, StubReply, tokens
+from store_checks import outcome_counts
 from supportagent.cli import app
 from supportagent.domain import DocKind, Document, Status, Ticket
-from supportagent.store import tables as t
 from supportagent.store.claims import ticket_claims
 from supportagent.store.store import Store
 
@@ -158,16 +158,6 @@ def _no_process_outlives_its_test() -> Iterator[None]:
 
 def open_count(store: Store) -> int:
     return len(store.unhandled_ticket_ids())
-
-
-def outcome_counts(store: Store) -> dict[str, int]:
-    with store.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(t.tickets.c.id, sa.func.count(t.outcomes.c.id))
-            .select_from(t.tickets.outerjoin(t.outcomes))
-            .group_by(t.tickets.c.id)
-        ).all()
-    return {ticket_id: n for ticket_id, n in rows}
 
 
 def assert_each_staged_once(store: Store, n: int) -> None:

@@ -116,16 +116,7 @@ class Pipeline:
             )
             gate.call("stage_draft", outcome=outcome, attempt=attempt)
             trace.add("stage", status.value, reason_code=reason)
-            return Outcome(
-                ticket_id,
-                status,
-                reason,
-                bucket,
-                draft,
-                safety,
-                tuple(trace.events),
-                self.engine.name,
-            )
+            return replace(outcome, trace=tuple(trace.events))
 
         ticket: Ticket = gate.call("get_ticket", ticket_id=ticket_id)
         notify("safety")
