@@ -21,7 +21,8 @@ from supportagent.agent.evidence import (
     ticket_content,
 )
 from supportagent.agent.knowledge import Knowledge
-from supportagent.agent.pipeline import Pipeline, PipelineConfig
+from supportagent.agent.pipeline import Pipeline, PipelineConfig, _Trace
+from supportagent.agent.tools import ToolGate
 from supportagent.cli import app
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore, Status, Ticket
 from supportagent.store.store import Store
@@ -178,9 +179,8 @@ def test_a_paraphrase_passes_on_similarity(store: Store, knowledge: Knowledge) -
     engine = ScriptedEngine()
     store.add_tickets([PARAPHRASE])
     pipeline = Pipeline(store, knowledge, engine, PipelineConfig())
-    decision = pipeline._gather(  # one stage, as the pipeline runs it
-        PARAPHRASE, _gate(pipeline), _trace(store, PARAPHRASE)
-    )
+    trace = _trace(store, PARAPHRASE)
+    decision = pipeline._gather(PARAPHRASE, _gate(pipeline, trace), trace)  # one stage
     assert decision.sufficient and decision.attempt == 0
     assert decision.hits[0].passage.doc_id in {"kb-rate-limits", "RT-1"}
 
@@ -203,15 +203,11 @@ def test_a_model_engine_reformulates_with_its_own_reformulator(
     assert stages.count("retrieve") == 2 and stages.count("reformulate") == 1
 
 
-def _gate(pipeline: Pipeline) -> object:
-    from supportagent.agent.tools import ToolGate
-
-    return ToolGate(pipeline._tools())
+def _gate(pipeline: Pipeline, trace: _Trace) -> ToolGate:
+    return ToolGate(pipeline._tools(trace))
 
 
-def _trace(store: Store, ticket: Ticket) -> object:
-    from supportagent.agent.pipeline import _Trace
-
+def _trace(store: Store, ticket: Ticket) -> _Trace:
     return _Trace(store, ticket.id, store.begin_attempt(ticket.id))
 
 

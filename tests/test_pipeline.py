@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from store_checks import outcome_counts
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
 from supportagent.domain import (
@@ -26,6 +28,7 @@ from supportagent.domain import (
     Verdict,
 )
 from supportagent.engines.offline import OfflineEngine
+from supportagent.store.claims import StaleAttemptError
 from supportagent.store.store import Store
 
 KB = [
@@ -286,3 +289,44 @@ def test_documents_written_by_another_process_are_searched_before_the_next_ticke
     outcome = _run(store, knowledge, OfflineEngine(), ticket)
     assert outcome.draft is not None, outcome.reason_code
     assert any(c.startswith("AR-T-77#") for c in outcome.draft.citations)
+
+
+def test_the_trace_is_written_before_each_model_stage_and_last_with_the_outcome(
+    store: Store, knowledge: Knowledge
+) -> None:
+    seen_at_draft: list[str] = []
+
+    @dataclass
+    class Peeking(ScriptedEngine):
+        def draft(self, ticket: Ticket, evidence: Sequence[Hit], *args: Any) -> Draft:
+            # Another process (the web timeline) reading while the model is busy.
+            seen_at_draft.extend(e["stage"] for e in store.trace(ticket.id))
+            return super().draft(ticket, evidence, *args)
+
+    store.add_tickets([RATE_TICKET])
+    commits: list[int] = []
+    sa.event.listen(store.engine, "commit", lambda _conn: commits.append(1))
+    outcome = Pipeline(store, knowledge, Peeking(drafts=[_good_draft()])).run(RATE_TICKET.id)
+    assert outcome.status is Status.PENDING_REVIEW
+    assert seen_at_draft == ["tool", "safety", "classify", "tool", "tool", "retrieve", "evidence"]
+    # begin the attempt; before classify, retrieve, draft and check; staging with the rest.
+    assert len(commits) == 6
+    trace = store.trace("T-1")
+    assert [e["stage"] for e in trace][-3:] == ["check", "tool", "stage"]
+    assert len(trace) == len(outcome.trace)
+
+
+def test_a_lost_attempt_stages_nothing_and_keeps_its_trace_for_diagnosis(
+    store: Store, knowledge: Knowledge
+) -> None:
+    @dataclass
+    class TakenOver(ScriptedEngine):
+        def check(self, ticket: Ticket, draft: Draft, evidence: Sequence[Hit]) -> Verdict:
+            store.begin_attempt(ticket.id)  # its lease ran out; another worker took it
+            return super().check(ticket, draft, evidence)
+
+    with pytest.raises(StaleAttemptError):
+        _run(store, knowledge, TakenOver(drafts=[_good_draft()]), RATE_TICKET)
+    assert outcome_counts(store) == {"T-1": 0}
+    stages = [e["stage"] for e in store.trace("T-1", attempt=1)]
+    assert stages[-3:] == ["draft", "check", "tool"] and "stage" not in stages

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from store_checks import outcome_counts
 from supportagent.domain import (
     Bucket,
     DocKind,
@@ -16,8 +17,10 @@ from supportagent.domain import (
     TraceEvent,
 )
 from supportagent.errors import ConflictError, NotFoundError
+from supportagent.store.claims import StaleAttemptError
+from supportagent.store.llm_records import model_call_records
 from supportagent.store.migrations import MIGRATIONS
-from supportagent.store.store import Store
+from supportagent.store.store import Store, TraceBatch
 
 
 def _draft() -> Draft:
@@ -60,7 +63,9 @@ def test_stage_outcome_trace_and_review_conflict(any_store: Store) -> None:
     any_store.add_tickets([Ticket("T-1", "Keys", "Which prefix?")])
     attempt = any_store.begin_attempt("T-1")
     assert attempt == 1 and any_store.ticket_status("T-1") is Status.IN_PROGRESS
-    any_store.record_trace_event("T-1", attempt, 0, TraceEvent("safety", "pass", {"a": 1}, 1.5))
+    any_store.append_trace(
+        TraceBatch("T-1", attempt, [(0, TraceEvent("safety", "pass", {"a": 1}, 1.5))])
+    )
     outcome = Outcome(
         "T-1", Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, _draft(), None, (), "offline"
     )
@@ -77,6 +82,61 @@ def test_stage_outcome_trace_and_review_conflict(any_store: Store) -> None:
     with pytest.raises(ConflictError, match="not pending_review"):
         any_store.record_review("T-1", "reject", Status.HANDED_OFF, "bo", None, "no", None)
     assert len(any_store.reviews("T-1")) == 1
+
+
+def test_the_document_revision_counts_every_document_write(any_store: Store) -> None:
+    assert any_store.document_revision() == 0
+    any_store.upsert_documents([Document("kb-a", DocKind.KB, "A", "alpha")])
+    any_store.upsert_documents([Document("kb-a", DocKind.KB, "A", "alpha, revised")])
+    assert any_store.document_revision() == 2
+    any_store.add_tickets([Ticket("T-1", "Keys", "Which prefix?")])
+    attempt = any_store.begin_attempt("T-1")
+    outcome = Outcome(
+        "T-1", Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, _draft(), None, (), "offline"
+    )
+    any_store.stage_outcome(outcome, attempt)
+    assert any_store.document_revision() == 2  # tickets and outcomes are not documents
+    resolved = Document("AR-T-1", DocKind.RESOLVED, "Keys", "Which prefix?\n\nks_live_")
+    any_store.record_review("T-1", "approve", Status.APPROVED, "ana", "ks_live_", None, resolved)
+    assert any_store.document_revision() == 3  # the approved answer joined the corpus
+
+
+def _call(stage: str) -> dict[str, object]:
+    return {
+        "stage": stage,
+        "model": "m",
+        "prompt": f"{stage}@1",
+        "status": "ok",
+        "prompt_tokens": 10,
+        "completion_tokens": 2,
+        "latency_ms": 5.0,
+        "cache_hit": False,
+        "retries": 0,
+        "error": None,
+        "messages": None,
+        "reply": None,
+    }
+
+
+def test_the_last_trace_batch_commits_with_the_outcome_or_not_at_all(any_store: Store) -> None:
+    any_store.add_tickets([Ticket("T-1", "Keys", "Which prefix?")])
+    stale = any_store.begin_attempt("T-1")
+    current = any_store.begin_attempt("T-1")  # the ticket was taken over
+    outcome = Outcome("T-1", Status.ROUTED, "bug_report", None, None, None, (), "offline")
+
+    def batch(attempt: int) -> TraceBatch:
+        events = [(0, TraceEvent("safety", "pass", {}, 1.0)), (1, TraceEvent("stage", "x", {}, 1))]
+        return TraceBatch("T-1", attempt, events, [_call("classify")])
+
+    with pytest.raises(StaleAttemptError):
+        any_store.stage_outcome(outcome, stale, batch(stale))
+    assert any_store.trace("T-1", stale) == [] and model_call_records(any_store, "T-1") == []
+    assert outcome_counts(any_store) == {"T-1": 0}
+
+    any_store.stage_outcome(outcome, current, batch(current))
+    assert [e["stage"] for e in any_store.trace("T-1", current)] == ["safety", "stage"]
+    assert [c["stage"] for c in model_call_records(any_store, "T-1", current)] == ["classify"]
+    assert outcome_counts(any_store) == {"T-1": 1}
 
 
 def test_one_outcome_per_attempt(any_store: Store) -> None:

@@ -266,8 +266,7 @@ class Scheduler:
             self._slots.pop(claim.ticket_id, None)
             dropped = self._dropped.pop(key, None)
         if result.kind == "done":
-            assert result.outcome is not None
-            self._release(claim)
+            assert result.outcome is not None  # staging released the claim
             with self._lock:
                 summary.processed += 1
                 summary.by_status[result.outcome.status.value] += 1

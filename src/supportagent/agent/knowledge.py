@@ -78,7 +78,7 @@ class Knowledge:
             embedder = OnnxMiniLM()
         self._lock = threading.Lock()
         self._synced_at: datetime | None = None
-        self._fingerprint: tuple[int, datetime | None] | None = None
+        self._revision: int | None = None
         self.retriever = HybridRetriever(
             documents, embedder=embedder, fusion=fusion, progress=progress
         )
@@ -97,10 +97,10 @@ class Knowledge:
         """
         settings = settings or load_settings()
         embedder = build_embedder(settings, StoreVectorCache(store))
+        revision = store.document_revision()  # before reading: a later write is seen next time
         documents, newest = store.documents_changed_since(None)
         knowledge = cls(documents, embedder=embedder, progress=progress)
-        knowledge._synced_at = newest
-        knowledge._fingerprint = store.document_fingerprint()
+        knowledge._synced_at, knowledge._revision = newest, revision
         return knowledge
 
     def sync(self, store: Store) -> int:
@@ -108,18 +108,18 @@ class Knowledge:
 
         The pipeline calls this before each ticket, so a worker finds an answer approved in
         another process (or a re-ingested article) without a restart. The usual case, nothing
-        changed, costs one small query. When something did, documents written since a little
-        before the last look are read again: a write whose transaction began earlier may have
-        committed later, and re-adding an unchanged document is a no-op.
+        changed, reads one row (the documents' revision counter). When something did, documents
+        written since a little before the last look are read again: a write whose transaction
+        began earlier may have committed later, and re-adding an unchanged document is a no-op.
         """
-        fingerprint = store.document_fingerprint()
-        if fingerprint == self._fingerprint:
+        revision = store.document_revision()
+        if revision == self._revision:
             return 0
         since = None if self._synced_at is None else self._synced_at - SYNC_OVERLAP
         documents, newest = store.documents_changed_since(since)
         for document in documents:
             self.add(document)
-        self._synced_at, self._fingerprint = newest, fingerprint
+        self._synced_at, self._revision = newest, revision
         return len(documents)
 
     @property

@@ -6,6 +6,7 @@ pipeline appends it to the trace (persisted as it goes) and decides what happens
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -33,9 +34,8 @@ from supportagent.domain import (
 from supportagent.engines.base import Engine
 from supportagent.engines.llm import MeteredEngine
 from supportagent.errors import ModelError, UserError
-from supportagent.store.llm_records import record_model_call
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
-from supportagent.store.store import Store
+from supportagent.store.store import Store, TraceBatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,25 +47,54 @@ class PipelineConfig:
 
 
 class _Trace:
-    """Collects a run's events and writes each one to the store as soon as it happens."""
+    """Collects a run's events and writes them to the store in batches.
+
+    The pipeline flushes before each stage (so a long model call never hides what came before
+    it), and the last batch commits in the same transaction as the staged outcome. Model-call
+    records travel in the same batches.
+    """
 
     def __init__(self, store: Store, ticket_id: str, attempt: int) -> None:
         self.store, self.ticket_id, self.attempt = store, ticket_id, attempt
         self.events: list[TraceEvent] = []
+        self._written = 0  # events[:_written] are in the store
+        self._calls: list[dict[str, Any]] = []
         self._t0 = time.perf_counter()
 
     def add(self, stage: str, status: str, **detail: Any) -> None:
         now = time.perf_counter()
-        event = TraceEvent(stage, status, detail, (now - self._t0) * 1000)
+        self.events.append(TraceEvent(stage, status, detail, (now - self._t0) * 1000))
         self._t0 = now
-        self.store.record_trace_event(self.ticket_id, self.attempt, len(self.events), event)
-        self.events.append(event)
+
+    def add_call(self, record: dict[str, Any]) -> None:
+        self._calls.append(record)
 
     def tool(self, decision: GateDecision) -> None:
         status = "allowed" if decision.allowed else "denied"
         self.add(
             "tool", status, tool=decision.tool, reason=decision.reason, args=decision.arguments
         )
+
+    def flush(self) -> None:
+        """Write what is pending, in one transaction."""
+        self.store.append_trace(self._pending())
+        self._written, self._calls = len(self.events), []
+
+    def stage(self, outcome: Outcome, attempt: int) -> int:
+        """Stage ``outcome`` together with the pending events and a final ``stage`` event."""
+        self.add("stage", outcome.status.value, reason_code=outcome.reason_code)
+        try:
+            row = self.store.stage_outcome(outcome, attempt, self._pending())
+        except Exception:
+            self.events.pop()  # nothing was staged; keep the rest of the trace for diagnosis
+            self.flush()
+            raise
+        self._written, self._calls = len(self.events), []
+        return row
+
+    def _pending(self) -> TraceBatch:
+        pending = list(enumerate(self.events))[self._written :]
+        return TraceBatch(self.ticket_id, self.attempt, pending, list(self._calls))
 
 
 class Pipeline:
@@ -100,9 +129,29 @@ class Pipeline:
             attempt = self.store.begin_attempt(ticket_id)
         self.knowledge.sync(self.store)  # answers approved elsewhere are evidence now
         trace = _Trace(self.store, ticket_id, attempt)
-        gate = ToolGate(self._tools(), on_decision=trace.tool)
-        notify = on_stage or (lambda _stage: None)
+        gate = ToolGate(self._tools(trace), on_decision=trace.tool)
 
+        def notify(stage: str) -> None:
+            if stage in _FLUSH_BEFORE:
+                trace.flush()
+            if on_stage is not None:
+                on_stage(stage)
+
+        try:
+            return self._run(ticket_id, attempt, trace, gate, notify)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the original error matters more
+                trace.flush()  # what happened so far, for diagnosis
+            raise
+
+    def _run(
+        self,
+        ticket_id: str,
+        attempt: int,
+        trace: _Trace,
+        gate: ToolGate,
+        notify: Callable[[str], None],
+    ) -> Outcome:
         def stage(
             status: Status,
             reason: str,
@@ -115,7 +164,6 @@ class Pipeline:
                 ticket_id, status, reason, bucket, draft, safety, (), self.engine.name
             )
             gate.call("stage_draft", outcome=outcome, attempt=attempt)
-            trace.add("stage", status.value, reason_code=reason)
             return replace(outcome, trace=tuple(trace.events))
 
         ticket: Ticket = gate.call("get_ticket", ticket_id=ticket_id)
@@ -308,18 +356,18 @@ class Pipeline:
             return
         for call in self.engine.take_calls(trace.ticket_id):
             record = call.to_json()
-            record_model_call(self.store, trace.ticket_id, trace.attempt, record)
+            trace.add_call(record)
             detail = {k: v for k, v in record.items() if k not in {"stage", "status"}}
             trace.add("model", call.status, call=call.stage, **detail)
 
     # --- tools ---------------------------------------------------------------------------
 
-    def _tools(self) -> dict[str, Callable[..., Any]]:
+    def _tools(self, trace: _Trace) -> dict[str, Callable[..., Any]]:
         def search(kind: DocKind) -> Callable[..., list[Hit]]:
             return lambda query, k: self.knowledge.search(query, k=k, kinds={kind})
 
         def stage_draft(outcome: Outcome, attempt: int) -> int:
-            return self.store.stage_outcome(outcome, attempt)
+            return trace.stage(outcome, attempt)
 
         return {
             "get_ticket": self.store.get_ticket,
@@ -328,6 +376,10 @@ class Pipeline:
             "stage_draft": stage_draft,
         }
 
+
+#: Stages that may wait on a model: the trace so far is written before each of them. (Staging
+#: writes the last batch in its own transaction.)
+_FLUSH_BEFORE = frozenset({"classify", "retrieve", "draft", "check"})
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
 #: the model checker says no draft from this evidence can pass.

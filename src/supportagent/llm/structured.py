@@ -9,6 +9,7 @@ for the pipeline to store and trace.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -163,8 +164,8 @@ class StructuredCaller:
         tools: Sequence[ToolSpec] = (),
     ) -> Answer[T]:
         """Ask ``prompt`` for a ``reply_model``; ModelError(model_output_invalid) after a repair."""
-        schema = reply_model.model_json_schema()
-        messages = prompt.render(**variables, schema=json.dumps(schema, ensure_ascii=False))
+        schema, schema_text = _schema(reply_model)
+        messages = prompt.render(**variables, schema=schema_text)
         request = ChatRequest(messages, schema, prompt.name, tuple(tools), prompt.max_tokens)
         first = self._send(ticket_id, prompt, request)
         try:
@@ -280,6 +281,13 @@ class StructuredCaller:
     def _add(self, ticket_id: str, record: CallRecord) -> None:
         with self._lock:
             self._records.setdefault(ticket_id, []).append(record)
+
+
+@functools.cache
+def _schema(reply_model: type[BaseModel]) -> tuple[dict[str, Any], str]:
+    """A reply model's JSON schema and its text; pydantic builds it anew on every call."""
+    schema = reply_model.model_json_schema()
+    return schema, json.dumps(schema, ensure_ascii=False)
 
 
 def _from_cache(entry: Mapping[str, Any]) -> ChatReply:

@@ -111,14 +111,14 @@ class Claims:
     def __init__(self, store: Store, worker: str | None = None, lease_seconds: float = 30.0):
         if lease_seconds <= 0:
             raise ValueError(f"lease_seconds must be positive, got {lease_seconds}")
-        self.engine = store.engine
+        self.store, self.engine = store, store.engine
         self.worker = worker or worker_name()
         self.lease_seconds = lease_seconds
 
     def claim_next(self, exclude: Collection[str] = ()) -> Claim | None:
         """Claim the most urgent, oldest open ticket nobody holds; None when there is none."""
         for _ in range(5):  # on PostgreSQL another claimer can win between our read and write
-            with self.engine.connect() as conn:
+            with self.store.write_lock, self.engine.connect() as conn:
                 transaction = conn.begin()
                 if not _pg(conn):
                     # Take SQLite's writer lock before reading, so claimers queue up here.
@@ -138,7 +138,7 @@ class Claims:
     def renew(self, claims: Iterable[Claim]) -> list[Claim]:
         """Extend the lease of each claim; return the ones that were lost to another worker."""
         lost: list[Claim] = []
-        with self.engine.begin() as conn:
+        with self.store.begin() as conn:
             expiry = _expiry(conn, self.lease_seconds)
             for claim in claims:
                 changed = conn.execute(
@@ -155,7 +155,7 @@ class Claims:
 
     def release(self, claim: Claim) -> None:
         """Give the ticket up (done, or handed back unfinished); a no-op once lost."""
-        with self.engine.begin() as conn:
+        with self.store.begin() as conn:
             conn.execute(
                 ticket_claims.delete().where(
                     ticket_claims.c.ticket_id == claim.ticket_id,
@@ -187,7 +187,7 @@ class Claims:
 
     def requeue_escalated(self) -> int:
         """Put every escalated ticket back in the inbox, on purpose; returns how many."""
-        with self.engine.begin() as conn:
+        with self.store.begin() as conn:
             escalated = sa.select(t.tickets.c.id).where(
                 t.tickets.c.status == Status.ESCALATED.value
             )

@@ -71,18 +71,20 @@ def m003_model_calls(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
-def record_model_call(store: Store, ticket_id: str, attempt: int, call: Mapping[str, Any]) -> None:
-    """Append one call record (the JSON form of ``llm.structured.CallRecord``)."""
+def model_call_row(ticket_id: str, attempt: int, call: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``model_calls`` row for one call record (the JSON form of ``CallRecord``)."""
     missing = [f for f in _RECORD_FIELDS if f not in call]
     if missing:
         raise ValueError(f"model call record lacks {', '.join(missing)}")
     values = {f: call[f] for f in _RECORD_FIELDS}
-    with store.engine.begin() as conn:
-        conn.execute(
-            model_calls.insert().values(
-                ticket_id=ticket_id, attempt=attempt, created_at=datetime.now(UTC), **values
-            )
-        )
+    return {"ticket_id": ticket_id, "attempt": attempt, "created_at": datetime.now(UTC), **values}
+
+
+def record_model_call(store: Store, ticket_id: str, attempt: int, call: Mapping[str, Any]) -> None:
+    """Append one call record on its own (the pipeline batches them with its trace)."""
+    row = model_call_row(ticket_id, attempt, call)
+    with store.begin() as conn:
+        conn.execute(model_calls.insert().values(**row))
 
 
 def model_call_records(
@@ -135,7 +137,7 @@ class StoreResponseCache:
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
         """Keep ``entry`` under ``key``; when another worker got there first, theirs stays."""
         try:
-            with self.store.engine.begin() as conn:
+            with self.store.begin() as conn:
                 conn.execute(
                     response_cache.insert().values(
                         key=key,

@@ -26,12 +26,20 @@ def m001_initial(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def m006_counters(conn: sa.Connection) -> None:
+    """A revision counter for documents (see ``tables.counters``), seeded with their count."""
+    t.counters.create(conn, checkfirst=True)
+    count = conn.execute(sa.select(sa.func.count()).select_from(t.documents)).scalar_one()
+    conn.execute(t.counters.insert().values(name="documents", value=count))
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", m001_initial),
     ("002_audit_events", m002_audit_events),
     ("003_model_calls", m003_model_calls),
     ("004_embedding_cache", m004_embedding_cache),
     ("005_ticket_claims", m005_ticket_claims),
+    ("006_counters", m006_counters),
 ]
 
 

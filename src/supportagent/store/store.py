@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +23,8 @@ from supportagent.domain import (
 from supportagent.errors import ConflictError, NotFoundError
 from supportagent.store import tables as t
 from supportagent.store.audit import ReviewDetails, record_review_decision, record_staged
-from supportagent.store.claims import StaleAttemptError
+from supportagent.store.claims import StaleAttemptError, ticket_claims
+from supportagent.store.llm_records import model_call_row, model_calls
 from supportagent.store.migrations import migrate
 from supportagent.store.serde import draft_to_json, safety_to_json, trace_event_to_json
 
@@ -46,6 +50,16 @@ class StagedRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class TraceBatch:
+    """Trace events (with their sequence numbers) and model-call records of one attempt."""
+
+    ticket_id: str
+    attempt: int
+    events: Sequence[tuple[int, TraceEvent]] = ()
+    model_calls: Sequence[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class AddReport:
     added: int
     updated: int
@@ -63,9 +77,20 @@ class Store:
             # One shared connection, or every checkout would see a new empty database.
             kwargs["poolclass"] = sa.pool.StaticPool
         self.engine = sa.create_engine(url, **kwargs)
+        #: Held around every write transaction. SQLite admits one writer at a time, and its own
+        #: busy wait sleeps up to 100 ms between tries, so threads that write often (a scheduler
+        #: running many tickets) queue on this lock instead. PostgreSQL needs no such thing.
+        self.write_lock: AbstractContextManager[Any] = contextlib.nullcontext()
         if url.startswith("sqlite"):
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            self.write_lock = threading.RLock()
         self.url = url
+
+    @contextlib.contextmanager
+    def begin(self) -> Iterator[sa.Connection]:
+        """A write transaction: commits when the block ends, rolls back if it raises."""
+        with self.write_lock, self.engine.begin() as conn:
+            yield conn
 
     def migrate(self) -> list[str]:
         return migrate(self.engine)
@@ -78,7 +103,7 @@ class Store:
     def add_tickets(self, tickets: Sequence[Ticket]) -> AddReport:
         """Insert new tickets in one transaction; ids already in the store are skipped."""
         now = _now()
-        with self.engine.begin() as conn:
+        with self.begin() as conn:
             existing = self._existing_ids(conn, t.tickets, [tk.id for tk in tickets])
             rows = [
                 {
@@ -145,7 +170,7 @@ class Store:
 
     def begin_attempt(self, ticket_id: str) -> int:
         """Mark a ticket in progress and return the number of this attempt (1-based)."""
-        with self.engine.begin() as conn:
+        with self.begin() as conn:
             row = conn.execute(
                 sa.select(t.tickets.c.attempts).where(t.tickets.c.id == ticket_id)
             ).first()
@@ -164,7 +189,7 @@ class Store:
     def upsert_documents(self, docs: Sequence[Document]) -> AddReport:
         """Insert or replace documents by id, all in one transaction."""
         now = _now()
-        with self.engine.begin() as conn:
+        with self.begin() as conn:
             existing = self._existing_ids(conn, t.documents, [d.id for d in docs])
             for doc in docs:
                 values = {
@@ -180,6 +205,8 @@ class Store:
                     conn.execute(t.documents.update().where(t.documents.c.id == doc.id), values)
                 else:
                     conn.execute(t.documents.insert().values(id=doc.id, **values))
+            if docs:
+                _bump_documents(conn)
         updated = sum(1 for d in docs if d.id in existing)
         return AddReport(added=len(docs) - updated, updated=updated, skipped_existing=())
 
@@ -207,12 +234,14 @@ class Store:
         newest = max((r["added_at"] for r in rows), default=since)
         return [_document(r) for r in rows], newest
 
-    def document_fingerprint(self) -> tuple[int, datetime | None]:
-        """How many documents there are and the newest write: cheap to poll for changes."""
-        query = sa.select(sa.func.count(), sa.func.max(t.documents.c.added_at))
+    def document_revision(self) -> int:
+        """A number that goes up with every document write: one row to poll for changes."""
         with self.engine.connect() as conn:
-            count, newest = conn.execute(query).one()
-        return int(count), newest
+            return int(
+                conn.execute(
+                    sa.select(t.counters.c.value).where(t.counters.c.name == "documents")
+                ).scalar_one()
+            )
 
     def document_counts(self) -> dict[str, int]:
         query = sa.select(t.documents.c.kind, sa.func.count()).group_by(t.documents.c.kind)
@@ -221,29 +250,24 @@ class Store:
 
     # --- traces and outcomes -------------------------------------------------------------
 
-    def record_trace_event(self, ticket_id: str, attempt: int, seq: int, event: TraceEvent) -> None:
-        """Append one stage result; each commits on its own so a crash loses at most one."""
-        with self.engine.begin() as conn:
-            conn.execute(
-                t.trace_events.insert().values(
-                    ticket_id=ticket_id,
-                    attempt=attempt,
-                    seq=seq,
-                    stage=event.stage,
-                    status=event.status,
-                    detail=event.detail,
-                    duration_ms=event.duration_ms,
-                    created_at=_now(),
-                )
-            )
+    def append_trace(self, batch: TraceBatch) -> None:
+        """Append a batch of trace events and model-call records in one transaction."""
+        if batch.events or batch.model_calls:
+            with self.begin() as conn:
+                _write_trace(conn, batch)
 
-    def stage_outcome(self, outcome: Outcome, attempt: int) -> int:
+    def stage_outcome(self, outcome: Outcome, attempt: int, trace: TraceBatch | None = None) -> int:
         """Store the outcome and move the ticket to its status, atomically; returns the row id.
 
+        ``trace``: the attempt's last trace events and call records, committed with the outcome
+        (the audit event that staging appends covers the whole trace).
+        Staging releases the attempt's claim in the same transaction.
         Raises StaleAttemptError (and stores nothing) when ``attempt`` is no longer the ticket's
         latest: its claim expired and another worker took the ticket over.
         """
-        with self.engine.begin() as conn:
+        with self.begin() as conn:
+            if trace is not None:
+                _write_trace(conn, trace)
             result = conn.execute(
                 t.outcomes.insert().values(
                     ticket_id=outcome.ticket_id,
@@ -265,6 +289,13 @@ class Store:
             )
             if fenced.rowcount != 1:
                 raise StaleAttemptError(outcome.ticket_id, attempt)
+            # Staging ends the attempt: its claim (if a scheduler holds one) goes with it.
+            conn.execute(
+                ticket_claims.delete().where(
+                    ticket_claims.c.ticket_id == outcome.ticket_id,
+                    ticket_claims.c.attempt == attempt,
+                )
+            )
             key = result.inserted_primary_key
             assert key is not None
             record_staged(conn, int(key[0]))  # the agent's decision joins the audit log
@@ -373,7 +404,7 @@ class Store:
         once exactly one wins; the other gets a ConflictError.
         """
         now = _now()
-        with self.engine.begin() as conn:
+        with self.begin() as conn:
             changed = conn.execute(
                 t.tickets.update()
                 .where(
@@ -426,6 +457,7 @@ class Store:
                         added_at=now,
                     )
                 )
+                _bump_documents(conn)
             review = {
                 "outcome_id": outcome_id,
                 "ticket_id": ticket_id,
@@ -460,9 +492,47 @@ class Store:
         return found
 
 
+def _write_trace(conn: sa.Connection, batch: TraceBatch) -> None:
+    now = _now()
+    if batch.events:
+        conn.execute(
+            t.trace_events.insert(),
+            [
+                {
+                    "ticket_id": batch.ticket_id,
+                    "attempt": batch.attempt,
+                    "seq": seq,
+                    "stage": event.stage,
+                    "status": event.status,
+                    "detail": event.detail,
+                    "duration_ms": event.duration_ms,
+                    "created_at": now,
+                }
+                for seq, event in batch.events
+            ],
+        )
+    if batch.model_calls:
+        conn.execute(
+            model_calls.insert(),
+            [model_call_row(batch.ticket_id, batch.attempt, call) for call in batch.model_calls],
+        )
+
+
+def _bump_documents(conn: sa.Connection) -> None:
+    conn.execute(
+        t.counters.update()
+        .where(t.counters.c.name == "documents")
+        .values(value=t.counters.c.value + 1)
+    )
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
+    # In WAL mode NORMAL never corrupts the database and loses nothing when a process dies;
+    # only an OS crash or power cut can undo the last commits. FULL would fsync every commit,
+    # which was a third of a ticket's time outside the model (docs/scaling.md).
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()

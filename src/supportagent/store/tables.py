@@ -86,3 +86,12 @@ reviews = sa.Table(
     sa.Column("decided_at", sa.DateTime(timezone=True), nullable=False),
     sa.UniqueConstraint("outcome_id", name="uq_review_outcome"),
 )
+
+#: Named counters that other processes poll: ``documents`` goes up with every document write,
+#: so a search index learns that something changed from one row, whatever the corpus size.
+counters = sa.Table(
+    "counters",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("value", sa.BigInteger, nullable=False),
+)
