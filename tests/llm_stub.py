@@ -245,6 +245,9 @@ class StubLLM:
 def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes; with Nagle's algorithm on, the second waits
+        # for the client's delayed ACK (40 ms on Linux), which would add to every call.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:  # the name http.server calls
             length = int(self.headers.get("content-length", 0))
