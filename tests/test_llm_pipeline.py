@@ -27,6 +27,8 @@ from supportagent.config import Settings
 from supportagent.domain import Outcome, Status
 from supportagent.llm.budget import Budget, RunBudgetExhausted
 from supportagent.runtime import build_pipeline, load_demo, open_store
+from supportagent.store.audit import _read_staged, read_events
+from supportagent.store.audit_payload import agent_payload
 from supportagent.store.llm_records import (
     StoreResponseCache,
     model_call_records,
@@ -110,6 +112,22 @@ def test_one_ticket_three_calls_with_the_evidence_in_the_messages(
         ("draft", "draft@1", "ok"),
         ("check", "check@1", "ok"),
     ]
+
+
+def test_the_audit_event_built_in_memory_matches_one_read_back_from_the_store(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    settings = stub_settings(llm_stub, tmp_path)
+    outcome = run(settings, demo, stub_engine(settings))
+    assert outcome.draft is not None
+    store = demo[0]
+    [event] = [e for e in read_events(store.engine, TICKET) if e["event"] == "agent.staged"]
+    with store.engine.connect() as conn:
+        stored = _read_staged(conn, event["data"]["outcome_id"], with_usage=True)
+    expected = agent_payload(stored.outcome, stored.trace, stored.usage)
+    assert event["data"] == {**expected, "outcome_id": event["data"]["outcome_id"]}
+    assert (event["data"]["model_calls"], event["data"]["revisions"]) == (3, 0)
+    assert event["data"]["citations"] == list(outcome.draft.citations)
 
 
 def test_an_invented_citation_fails_grounding_without_a_checker_call(

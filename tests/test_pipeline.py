@@ -309,8 +309,8 @@ def test_the_trace_is_written_before_each_model_stage_and_last_with_the_outcome(
     outcome = Pipeline(store, knowledge, Peeking(drafts=[_good_draft()])).run(RATE_TICKET.id)
     assert outcome.status is Status.PENDING_REVIEW
     assert seen_at_draft == ["tool", "safety", "classify", "tool", "tool", "retrieve", "evidence"]
-    # begin the attempt; before classify, retrieve, draft and check; staging with the rest.
-    assert len(commits) == 6
+    # begin the attempt; before classify, draft and check; staging with the rest.
+    assert len(commits) == 5
     trace = store.trace("T-1")
     assert [e["stage"] for e in trace][-3:] == ["check", "tool", "stage"]
     assert len(trace) == len(outcome.trace)

@@ -489,6 +489,22 @@ def test_add_new_document_is_found_next_search(retriever: HybridRetriever) -> No
     assert retriever.search("webhook signing secret", k=1)[0].id == "KB-HOOK#signing"
 
 
+def test_a_repeated_query_reuses_its_scores_until_the_index_changes() -> None:
+    retriever = HybridRetriever(corpus())  # the default, weighted fusion
+    query = "webhook signing secret"
+    both = retriever.search(query, k=50)
+    articles = retriever.search(query, k=50, kinds={DocKind.KB})  # served from the same scores
+    fresh = HybridRetriever(corpus()).search(query, k=50, kinds={DocKind.KB})
+    assert [(h.id, h.score, h.signals) for h in articles] == [
+        (h.id, h.score, h.signals) for h in fresh
+    ]
+    assert [h.id for h in articles] == [h.id for h in both if h.passage.kind is DocKind.KB]
+    retriever.add(
+        kb("KB-HOOK", "Webhooks", "## Signing\n\nEach webhook is signed with a signing secret.")
+    )
+    assert retriever.search(query, k=1)[0].id == "KB-HOOK#signing"  # not the old scores
+
+
 def test_add_replaces_a_document_with_the_same_id(retriever: HybridRetriever) -> None:
     assert retriever.search("forgot password", k=1)[0].id == "KB-PASS#reset-link"
     retriever.add(

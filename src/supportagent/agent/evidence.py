@@ -15,6 +15,7 @@ the demo eval set against out-of-scope questions, and similarity alone separated
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -136,7 +137,7 @@ def evidence_signals(
     """Similarity, fused score, margin, agreement and coverage for a non-empty list of hits."""
     found: set[str] = set()
     for hit in hits[:TOP_PASSAGES]:
-        found.update(tokenize(hit.passage.title + " " + hit.passage.text))
+        found.update(_passage_terms(hit.passage.title, hit.passage.text))
     top = hits[0]
     runner_up = next((h.score for h in hits[1:] if h.passage.doc_id != top.passage.doc_id), 0.0)
     ranks = {name: signal.rank for name, signal in top.signals.items()}
@@ -155,6 +156,12 @@ def evidence_signals(
         "coverage": round(weighted_coverage(terms, found, source.idf), 4),
         "missing": sorted(t for t in terms if t not in found)[:8],
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _passage_terms(title: str, text: str) -> frozenset[str]:
+    """A passage's terms; the same passages come back ticket after ticket."""
+    return frozenset(tokenize(title + " " + text))
 
 
 def weighted_coverage(terms: set[str], found: set[str], idf: Callable[[str], float]) -> float:

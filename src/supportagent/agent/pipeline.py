@@ -35,7 +35,7 @@ from supportagent.engines.base import Engine
 from supportagent.engines.llm import MeteredEngine
 from supportagent.errors import ModelError, UserError
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
-from supportagent.store.store import Store, TraceBatch
+from supportagent.store.store import AttemptHistory, Store, TraceBatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,8 @@ class _Trace:
         self.store, self.ticket_id, self.attempt = store, ticket_id, attempt
         self.events: list[TraceEvent] = []
         self._written = 0  # events[:_written] are in the store
-        self._calls: list[dict[str, Any]] = []
+        self._calls: list[dict[str, Any]] = []  # not yet written
+        self.calls: list[dict[str, Any]] = []
         self._t0 = time.perf_counter()
 
     def add(self, stage: str, status: str, **detail: Any) -> None:
@@ -68,6 +69,7 @@ class _Trace:
 
     def add_call(self, record: dict[str, Any]) -> None:
         self._calls.append(record)
+        self.calls.append(record)
 
     def tool(self, decision: GateDecision) -> None:
         status = "allowed" if decision.allowed else "denied"
@@ -84,7 +86,8 @@ class _Trace:
         """Stage ``outcome`` together with the pending events and a final ``stage`` event."""
         self.add("stage", outcome.status.value, reason_code=outcome.reason_code)
         try:
-            row = self.store.stage_outcome(outcome, attempt, self._pending())
+            history = AttemptHistory(self.events, self.calls)
+            row = self.store.stage_outcome(outcome, attempt, self._pending(), history)
         except Exception:
             self.events.pop()  # nothing was staged; keep the rest of the trace for diagnosis
             self.flush()
@@ -377,9 +380,10 @@ class Pipeline:
         }
 
 
-#: Stages that may wait on a model: the trace so far is written before each of them. (Staging
-#: writes the last batch in its own transaction.)
-_FLUSH_BEFORE = frozenset({"classify", "retrieve", "draft", "check"})
+#: Stages that wait on a model: the trace so far is written before each of them, so a reader
+#: sees what led up to the call. (Retrieval calls a model only to reformulate or to assess weak
+#: evidence; staging writes the last batch in its own transaction.)
+_FLUSH_BEFORE = frozenset({"classify", "draft", "check"})
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
 #: the model checker says no draft from this evidence can pass.

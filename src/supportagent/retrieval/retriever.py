@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,7 +30,12 @@ from supportagent.retrieval.text import tokenize
 #: resolved ticket, its question); dense: cosine similarity of embeddings.
 SIGNALS = ("body", "title", "dense")
 LEXICAL = ("body", "title")
+#: Raw scores of one query, per signal (BM25 scores, or cosine similarities).
+Scores = Mapping[str, np.ndarray]
+
 _QUERY_CACHE = 512
+#: How many queries' raw scores are kept (read-only arrays, one per signal).
+_RECENT_SCORES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +55,8 @@ class _Snapshot:
     indexes: Mapping[str, BM25Index]
     kinds: np.ndarray
     dense: Vectors | None
+    #: Kind masks already computed for this snapshot (it never changes, so neither do they).
+    masks: dict[frozenset[DocKind], Mask] = field(default_factory=dict)
 
 
 def _prepare(document: Document) -> _Prepared:
@@ -108,6 +115,11 @@ class HybridRetriever:
         self._lock = threading.Lock()
         self._rows: _GrowingRows | None = None
         self._query_vectors: OrderedDict[str, Vectors] = OrderedDict()
+        # The last few queries' raw scores: the agent searches articles and then resolved
+        # tickets with the same query, and both are slices of the same scoring.
+        self._recent: OrderedDict[tuple[str, tuple[str, ...]], tuple[_Snapshot, Scores]] = (
+            OrderedDict()
+        )
         # Insertion-ordered; a replaced document keeps its place, so order is deterministic.
         self._prepared: dict[str, _Prepared] = {}
         for document in documents:
@@ -202,8 +214,24 @@ class HybridRetriever:
         return self._fuse_weighted(snapshot, raw, tokens, mask, k, fusion)
 
     def _raw_scores(
+        self, snapshot: _Snapshot, query: str, tokens: list[str], signals: tuple[str, ...]
+    ) -> Scores:
+        key = (query, signals)
+        recent = self._recent.get(key)
+        if recent is not None and recent[0] is snapshot:  # same query, same index version
+            return recent[1]
+        raw = self._score(snapshot, query, tokens, signals)
+        for scores in raw.values():
+            scores.setflags(write=False)  # shared by the searches that hit this entry
+        with self._lock:
+            self._recent[key] = (snapshot, raw)
+            while len(self._recent) > _RECENT_SCORES:
+                self._recent.popitem(last=False)
+        return raw
+
+    def _score(
         self, snapshot: _Snapshot, query: str, tokens: list[str], signals: Sequence[str]
-    ) -> dict[str, np.ndarray]:
+    ) -> Scores:
         raw: dict[str, np.ndarray] = {}
         for signal in signals:
             if signal == "dense":
@@ -294,8 +322,14 @@ class HybridRetriever:
     def _mask(snapshot: _Snapshot, kinds: Collection[DocKind] | None) -> Mask | None:
         if kinds is None:
             return None
-        wanted = [_KIND_CODES[DocKind(kind)] for kind in set(kinds)]
-        return np.asarray(np.isin(snapshot.kinds, wanted), dtype=np.bool_)
+        key = frozenset(DocKind(kind) for kind in kinds)
+        mask = snapshot.masks.get(key)
+        if mask is None:
+            wanted = [_KIND_CODES[kind] for kind in key]
+            mask = np.asarray(np.isin(snapshot.kinds, wanted), dtype=np.bool_)
+            mask.setflags(write=False)
+            snapshot.masks[key] = mask  # a race computes the same mask twice; both are right
+        return mask
 
     @staticmethod
     def _check_fusion(fusion: Fusion) -> None:

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from supportagent.store import tables as t
 from supportagent.store.audit_payload import (
     CSV_COLUMNS,
+    StagedAttempt,
     agent_payload,
     csv_row,
     model_usage,
@@ -150,12 +151,31 @@ def append_event(
     return seq, digest
 
 
-def record_staged(conn: sa.Connection, outcome_id: int, *, with_usage: bool = True) -> int:
+def record_staged(
+    conn: sa.Connection,
+    outcome_id: int,
+    *,
+    with_usage: bool = True,
+    staged: StagedAttempt | None = None,
+) -> int:
     """The agent's decision on one ticket attempt (an ``outcomes`` row) as an audit event.
 
     Runs inside the transaction that staged the outcome, so the two commit together.
-    ``with_usage``: sum the attempt's model-call records (their table arrives in migration 003).
+    ``staged``: what the caller just wrote, in memory; without it the outcome, its trace and
+    ``with_usage`` its model-call records (their table arrives in migration 003) are read.
     """
+    if staged is None:
+        staged = _read_staged(conn, outcome_id, with_usage)
+    outcome = staged.outcome
+    payload = agent_payload(outcome, staged.trace, staged.usage)
+    payload["outcome_id"] = outcome_id
+    actor = f"agent:{outcome['engine']}"
+    ticket_id = str(outcome["ticket_id"])
+    seq, _ = append_event(conn, "agent.staged", ticket_id, actor, payload, outcome["staged_at"])
+    return seq
+
+
+def _read_staged(conn: sa.Connection, outcome_id: int, with_usage: bool) -> StagedAttempt:
     outcome = dict(
         conn.execute(sa.select(t.outcomes).where(t.outcomes.c.id == outcome_id)).mappings().one()
     )
@@ -172,11 +192,7 @@ def record_staged(conn: sa.Connection, outcome_id: int, *, with_usage: bool = Tr
     )
     trace = [dict(row) for row in conn.execute(query).mappings()]
     usage = model_usage(conn, ticket_id, attempt) if with_usage else None
-    payload = agent_payload(outcome, trace, usage)
-    payload["outcome_id"] = outcome_id
-    actor = f"agent:{outcome['engine']}"
-    seq, _ = append_event(conn, "agent.staged", ticket_id, actor, payload, outcome["staged_at"])
-    return seq
+    return StagedAttempt(outcome, trace, usage)
 
 
 def record_review_decision(

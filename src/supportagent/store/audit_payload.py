@@ -69,6 +69,30 @@ class ModelUsage:
     cache_hits: int
 
 
+@dataclass(frozen=True, slots=True)
+class StagedAttempt:
+    """What staging wrote, as the writer holds it, so that the audit event need not read it
+    back: the ``outcomes`` row, every trace event of the attempt (as ``trace_events`` rows)
+    and the usage summed from its model-call records."""
+
+    outcome: Mapping[str, Any]
+    trace: Sequence[Mapping[str, Any]]
+    usage: ModelUsage | None
+
+
+def usage_of(calls: Iterable[Mapping[str, Any]]) -> ModelUsage | None:
+    """:func:`model_usage` over call records in memory (the JSON form of ``CallRecord``)."""
+    rows = list(calls)
+    if not rows:
+        return None
+    return ModelUsage(
+        len(rows),
+        sum(int(c["prompt_tokens"]) for c in rows),
+        sum(int(c["completion_tokens"]) for c in rows),
+        sum(1 for c in rows if c["cache_hit"]),
+    )
+
+
 def agent_payload(
     outcome: Mapping[str, Any], trace: Sequence[Mapping[str, Any]], usage: ModelUsage | None
 ) -> dict[str, Any]:

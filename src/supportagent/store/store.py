@@ -23,6 +23,7 @@ from supportagent.domain import (
 from supportagent.errors import ConflictError, NotFoundError
 from supportagent.store import tables as t
 from supportagent.store.audit import ReviewDetails, record_review_decision, record_staged
+from supportagent.store.audit_payload import StagedAttempt, usage_of
 from supportagent.store.claims import StaleAttemptError, ticket_claims
 from supportagent.store.llm_records import model_call_row, model_calls
 from supportagent.store.migrations import migrate
@@ -57,6 +58,14 @@ class TraceBatch:
     attempt: int
     events: Sequence[tuple[int, TraceEvent]] = ()
     model_calls: Sequence[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptHistory:
+    """Every trace event and model-call record of one attempt, in order."""
+
+    events: Sequence[TraceEvent]
+    model_calls: Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,11 +265,19 @@ class Store:
             with self.begin() as conn:
                 _write_trace(conn, batch)
 
-    def stage_outcome(self, outcome: Outcome, attempt: int, trace: TraceBatch | None = None) -> int:
+    def stage_outcome(
+        self,
+        outcome: Outcome,
+        attempt: int,
+        trace: TraceBatch | None = None,
+        history: AttemptHistory | None = None,
+    ) -> int:
         """Store the outcome and move the ticket to its status, atomically; returns the row id.
 
         ``trace``: the attempt's last trace events and call records, committed with the outcome
-        (the audit event that staging appends covers the whole trace).
+        (the audit event that staging appends covers the whole trace). ``history``: all of the
+        attempt's events and call records, when the caller holds them, so that the audit event
+        is built without reading them back.
         Staging releases the attempt's claim in the same transaction.
         Raises StaleAttemptError (and stores nothing) when ``attempt`` is no longer the ticket's
         latest: its claim expired and another worker took the ticket over.
@@ -268,19 +285,18 @@ class Store:
         with self.begin() as conn:
             if trace is not None:
                 _write_trace(conn, trace)
-            result = conn.execute(
-                t.outcomes.insert().values(
-                    ticket_id=outcome.ticket_id,
-                    attempt=attempt,
-                    status=outcome.status.value,
-                    reason_code=outcome.reason_code,
-                    bucket=outcome.bucket.value if outcome.bucket else None,
-                    engine=outcome.engine,
-                    draft=draft_to_json(outcome.draft) if outcome.draft else None,
-                    safety=safety_to_json(outcome.safety) if outcome.safety else None,
-                    staged_at=_now(),
-                )
-            )
+            row = {
+                "ticket_id": outcome.ticket_id,
+                "attempt": attempt,
+                "status": outcome.status.value,
+                "reason_code": outcome.reason_code,
+                "bucket": outcome.bucket.value if outcome.bucket else None,
+                "engine": outcome.engine,
+                "draft": draft_to_json(outcome.draft) if outcome.draft else None,
+                "safety": safety_to_json(outcome.safety) if outcome.safety else None,
+                "staged_at": _now(),
+            }
+            result = conn.execute(t.outcomes.insert(), row)
             # The attempt number is the fencing token: a newer claim or attempt wins.
             fenced = conn.execute(
                 t.tickets.update()
@@ -298,8 +314,16 @@ class Store:
             )
             key = result.inserted_primary_key
             assert key is not None
-            record_staged(conn, int(key[0]))  # the agent's decision joins the audit log
-            return int(key[0])
+            outcome_id = int(key[0])
+            staged = None
+            if history is not None:
+                staged = StagedAttempt(
+                    {**row, "id": outcome_id},
+                    [trace_event_row(event) for event in history.events],
+                    usage_of(history.model_calls),
+                )
+            record_staged(conn, outcome_id, staged=staged)  # the decision joins the audit log
+            return outcome_id
 
     def trace(self, ticket_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
         """The trace of one attempt (default: the latest) as JSON-ready dicts."""
@@ -492,6 +516,16 @@ class Store:
         return found
 
 
+def trace_event_row(event: TraceEvent) -> dict[str, Any]:
+    """The columns of a ``trace_events`` row that describe the event itself."""
+    return {
+        "stage": event.stage,
+        "status": event.status,
+        "detail": event.detail,
+        "duration_ms": event.duration_ms,
+    }
+
+
 def _write_trace(conn: sa.Connection, batch: TraceBatch) -> None:
     now = _now()
     if batch.events:
@@ -502,11 +536,8 @@ def _write_trace(conn: sa.Connection, batch: TraceBatch) -> None:
                     "ticket_id": batch.ticket_id,
                     "attempt": batch.attempt,
                     "seq": seq,
-                    "stage": event.stage,
-                    "status": event.status,
-                    "detail": event.detail,
-                    "duration_ms": event.duration_ms,
                     "created_at": now,
+                    **trace_event_row(event),
                 }
                 for seq, event in batch.events
             ],
