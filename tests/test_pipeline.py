@@ -291,7 +291,7 @@ def test_documents_written_by_another_process_are_searched_before_the_next_ticke
     assert any(c.startswith("AR-T-77#") for c in outcome.draft.citations)
 
 
-def test_the_trace_is_written_before_each_model_stage_and_last_with_the_outcome(
+def test_each_stage_result_commits_on_its_own_and_the_last_with_the_outcome(
     store: Store, knowledge: Knowledge
 ) -> None:
     seen_at_draft: list[str] = []
@@ -309,8 +309,9 @@ def test_the_trace_is_written_before_each_model_stage_and_last_with_the_outcome(
     outcome = Pipeline(store, knowledge, Peeking(drafts=[_good_draft()])).run(RATE_TICKET.id)
     assert outcome.status is Status.PENDING_REVIEW
     assert seen_at_draft == ["tool", "safety", "classify", "tool", "tool", "retrieve", "evidence"]
-    # begin the attempt; before classify, draft and check; staging with the rest.
-    assert len(commits) == 5
+    # begin the attempt; safety, classify, retrieve, evidence, draft, check (each with the tool
+    # decisions before it); the stage event with the outcome.
+    assert len(commits) == 8
     trace = store.trace("T-1")
     assert [e["stage"] for e in trace][-3:] == ["check", "tool", "stage"]
     assert len(trace) == len(outcome.trace)

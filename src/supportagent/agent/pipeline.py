@@ -47,11 +47,10 @@ class PipelineConfig:
 
 
 class _Trace:
-    """Collects a run's events and writes them to the store in batches.
+    """Collects a run's events and commits each stage result in a transaction of its own.
 
-    The pipeline flushes before each stage (so a long model call never hides what came before
-    it), and the last batch commits in the same transaction as the staged outcome. Model-call
-    records travel in the same batches.
+    The tool decisions and model calls (events and call records) that lead to a stage result
+    commit with it; the final ``stage`` event commits with the staged outcome itself.
     """
 
     def __init__(self, store: Store, ticket_id: str, attempt: int) -> None:
@@ -66,6 +65,8 @@ class _Trace:
         now = time.perf_counter()
         self.events.append(TraceEvent(stage, status, detail, (now - self._t0) * 1000))
         self._t0 = now
+        if stage not in _COMMITTED_WITH_NEXT:
+            self.flush()  # each stage result commits in its own transaction
 
     def add_call(self, record: dict[str, Any]) -> None:
         self._calls.append(record)
@@ -134,12 +135,7 @@ class Pipeline:
         trace = _Trace(self.store, ticket_id, attempt)
         gate = ToolGate(self._tools(trace), on_decision=trace.tool)
 
-        def notify(stage: str) -> None:
-            if stage in _FLUSH_BEFORE:
-                trace.flush()
-            if on_stage is not None:
-                on_stage(stage)
-
+        notify = on_stage or (lambda _stage: None)
         try:
             return self._run(ticket_id, attempt, trace, gate, notify)
         except BaseException:
@@ -380,10 +376,9 @@ class Pipeline:
         }
 
 
-#: Stages that wait on a model: the trace so far is written before each of them, so a reader
-#: sees what led up to the call. (Retrieval calls a model only to reformulate or to assess weak
-#: evidence; staging writes the last batch in its own transaction.)
-_FLUSH_BEFORE = frozenset({"classify", "draft", "check"})
+#: Events that commit with the stage result after them: the tool decisions and model calls
+#: that led to it, and ``stage``, which commits with the staged outcome.
+_COMMITTED_WITH_NEXT = frozenset({"tool", "model", "stage"})
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
 #: the model checker says no draft from this evidence can pass.
