@@ -56,9 +56,9 @@ class _Trace:
     def __init__(self, store: Store, ticket_id: str, attempt: int) -> None:
         self.store, self.ticket_id, self.attempt = store, ticket_id, attempt
         self.events: list[TraceEvent] = []
+        self.calls: list[dict[str, Any]] = []  # model-call records
         self._written = 0  # events[:_written] are in the store
-        self._calls: list[dict[str, Any]] = []  # not yet written
-        self.calls: list[dict[str, Any]] = []
+        self._unwritten_calls: list[dict[str, Any]] = []
         self._t0 = time.perf_counter()
 
     def add(self, stage: str, status: str, **detail: Any) -> None:
@@ -69,8 +69,8 @@ class _Trace:
             self.flush()  # each stage result commits in its own transaction
 
     def add_call(self, record: dict[str, Any]) -> None:
-        self._calls.append(record)
         self.calls.append(record)
+        self._unwritten_calls.append(record)
 
     def tool(self, decision: GateDecision) -> None:
         status = "allowed" if decision.allowed else "denied"
@@ -81,7 +81,7 @@ class _Trace:
     def flush(self) -> None:
         """Write what is pending, in one transaction."""
         self.store.append_trace(self._pending())
-        self._written, self._calls = len(self.events), []
+        self._written, self._unwritten_calls = len(self.events), []
 
     def stage(self, outcome: Outcome, attempt: int) -> int:
         """Stage ``outcome`` together with the pending events and a final ``stage`` event."""
@@ -93,12 +93,13 @@ class _Trace:
             self.events.pop()  # nothing was staged; keep the rest of the trace for diagnosis
             self.flush()
             raise
-        self._written, self._calls = len(self.events), []
+        self._written, self._unwritten_calls = len(self.events), []
         return row
 
     def _pending(self) -> TraceBatch:
-        pending = list(enumerate(self.events))[self._written :]
-        return TraceBatch(self.ticket_id, self.attempt, pending, list(self._calls))
+        start = self._written
+        pending = list(enumerate(self.events[start:], start=start))
+        return TraceBatch(self.ticket_id, self.attempt, pending, list(self._unwritten_calls))
 
 
 class Pipeline:
@@ -134,7 +135,6 @@ class Pipeline:
         self.knowledge.sync(self.store)  # answers approved elsewhere are evidence now
         trace = _Trace(self.store, ticket_id, attempt)
         gate = ToolGate(self._tools(trace), on_decision=trace.tool)
-
         notify = on_stage or (lambda _stage: None)
         try:
             return self._run(ticket_id, attempt, trace, gate, notify)
