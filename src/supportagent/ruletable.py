@@ -5,8 +5,9 @@ Shared by the safety gate and the rule classifier, so both report a bad table th
 
 from __future__ import annotations
 
+import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -17,6 +18,11 @@ class NamedRule(Protocol):
 
 
 R = TypeVar("R", bound=NamedRule)
+
+
+def normalise_quotes(text: str) -> str:
+    """Text as rules match it: curly apostrophes would defeat every "can't" pattern."""
+    return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
 def read_rule_file(path: Path, what: str) -> str:
@@ -49,3 +55,36 @@ def parse_rule_table(text: str, source: str, parse_entry: Callable[[Any, str], R
         seen.add(rule.name)
         rules.append(rule)
     return tuple(rules)
+
+
+def rule_entry(entry: Any, where: str) -> tuple[Mapping[str, Any], str, str]:
+    """A ``[[rule]]`` entry checked to be a table with a name: (entry, name, where with name)."""
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: expected a table")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{where}: missing field 'name'")
+    return entry, name, f"{where} ({name!r})"
+
+
+def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[str], ...]:
+    """An entry's ``patterns`` (regexes) and ``phrases`` (words), compiled; at least one."""
+    sources: list[str] = []
+    for key in ("patterns", "phrases"):
+        values = entry.get(key, [])
+        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+            raise ValueError(f"{where}: {key!r} must be a list of non-empty strings")
+        if key == "phrases":
+            values = [r"\s+".join(re.escape(word) for word in v.split()) for v in values]
+        sources.extend(values)
+    if not sources:
+        raise ValueError(f"{where}: missing field 'patterns' (give at least one pattern)")
+    compiled = []
+    for source in sources:
+        try:
+            # Anchored on word characters, not on \b, so that patterns that start or end with
+            # punctuation ("down?") behave the same as those that start with a letter.
+            compiled.append(re.compile(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE))
+        except re.error as exc:
+            raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
+    return tuple(compiled)

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from supportagent.domain import SafetyResult
-from supportagent.ruletable import parse_rule_table, read_rule_file
+from supportagent.ruletable import (
+    compile_patterns,
+    normalise_quotes,
+    parse_rule_table,
+    read_rule_file,
+    rule_entry,
+)
 
 SEVERITIES = ("low", "medium", "high", "critical")
 DEFAULT_RULES_FILE = "safety_rules.toml"
@@ -75,7 +81,7 @@ def parse_rules(text: str, source: str = "<string>") -> tuple[SafetyRule, ...]:
 
 def screen(text: str, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:
     """Screen ticket text; the first matching rule decides, else ``general_inquiry``."""
-    normalised = _normalise(text)
+    normalised = normalise_quotes(text)
     for rule in _default_rules() if rules is None else rules:
         match = rule.find(normalised)
         if match is not None:
@@ -96,13 +102,8 @@ def _default_rules() -> tuple[SafetyRule, ...]:
     return parse_rules(resource.read_text(encoding="utf-8"), source=DEFAULT_RULES_FILE)
 
 
-def _parse_rule(entry: Any, where: str) -> SafetyRule:
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"{where}: expected a table")
-    name = entry.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"{where}: missing field 'name'")
-    where = f"{where} ({name!r})"
+def _parse_rule(raw: Any, where: str) -> SafetyRule:
+    entry, name, where = rule_entry(raw, where)
 
     def field(key: str, kind: type) -> Any:
         if key not in entry:
@@ -123,7 +124,7 @@ def _parse_rule(entry: Any, where: str) -> SafetyRule:
     skip_negated = entry.get("skip_negated", False)
     if not isinstance(skip_negated, bool):
         raise ValueError(f"{where}: field 'skip_negated' must be true or false")
-    patterns = _compile_all(entry, where)
+    patterns = compile_patterns(entry, where)
     return SafetyRule(
         name=name,
         category=category,
@@ -135,49 +136,12 @@ def _parse_rule(entry: Any, where: str) -> SafetyRule:
     )
 
 
-def _compile_all(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[str], ...]:
-    sources: list[str] = []
-    for key, to_regex in (("patterns", _as_regex), ("phrases", _phrase_regex)):
-        values = entry.get(key, [])
-        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
-            raise ValueError(f"{where}: {key!r} must be a list of non-empty strings")
-        sources.extend(to_regex(v) for v in values)
-    if not sources:
-        raise ValueError(f"{where}: missing field 'patterns' (give at least one pattern)")
-    compiled = []
-    for source in sources:
-        try:
-            compiled.append(_whole_words(source))
-        except re.error as exc:
-            raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
-    return tuple(compiled)
-
-
-def _as_regex(pattern: str) -> str:
-    return pattern
-
-
-def _phrase_regex(phrase: str) -> str:
-    return r"\s+".join(re.escape(word) for word in phrase.split())
-
-
-def _whole_words(source: str) -> re.Pattern[str]:
-    # Anchoring on word characters, not on \b, so patterns that start or end with
-    # punctuation ("down?") behave the same as those that start with a letter.
-    return re.compile(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE)
-
-
 def _is_negated(text: str, start: int) -> bool:
     before = text[:start]
     breaks = list(_CLAUSE_BREAK.finditer(before))
     clause = before[breaks[-1].end() :] if breaks else before
     words = _WORD.findall(clause.lower())[-_NEGATION_WINDOW:]
     return any(word in _NEGATORS for word in words)
-
-
-def _normalise(text: str) -> str:
-    # Curly apostrophes would otherwise defeat every "can't" / "didn't" pattern.
-    return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
 def _clip(matched: str) -> str:

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
-from supportagent.ruletable import parse_rule_table, read_rule_file
+from supportagent.ruletable import (
+    compile_patterns,
+    normalise_quotes,
+    parse_rule_table,
+    read_rule_file,
+    rule_entry,
+)
 
 DEFAULT_RULES_FILE = "classifier_rules.toml"
 #: Confidence when a strong pattern (or the safety gate) decided.
@@ -87,7 +93,7 @@ def classify_by_rules(
 ) -> Classification:
     """Bucket a ticket by patterns, in priority order; unmatched tickets are questions."""
     table = load_classifier_rules() if rules is None else tuple(rules)
-    text = _normalise(ticket.text)
+    text = normalise_quotes(ticket.text)
 
     if found := _first(table, "prompt_injection", text):
         return found
@@ -148,9 +154,9 @@ def _content_words(text: str) -> list[str]:
 
 def _is_empty(ticket: Ticket) -> bool:
     """Nothing to answer: no content words, or no body and a subject that only names a topic."""
-    if _content_words(_normalise(ticket.body)):
+    if _content_words(normalise_quotes(ticket.body)):
         return False
-    return len(_content_words(_normalise(ticket.subject))) < MIN_SUBJECT_ONLY_WORDS
+    return len(_content_words(normalise_quotes(ticket.subject))) < MIN_SUBJECT_ONLY_WORDS
 
 
 def _in_hypothetical(text: str, start: int) -> bool:
@@ -162,17 +168,8 @@ def _asks_question(text: str) -> bool:
     return "?" in text or "\uff1f" in text or _QUESTION_OPENER.search(text) is not None
 
 
-def _normalise(text: str) -> str:
-    return text.replace("\u2019", "'").replace("\u2018", "'")
-
-
-def _parse_rule(entry: Any, where: str) -> ClassifierRule:
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"{where}: expected a table")
-    name = entry.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"{where}: missing field 'name'")
-    where = f"{where} ({name!r})"
+def _parse_rule(raw: Any, where: str) -> ClassifierRule:
+    entry, name, where = rule_entry(raw, where)
     code = entry.get("reason_code")
     if code not in RULE_BUCKETS:
         known = ", ".join(RULE_BUCKETS)
@@ -181,21 +178,5 @@ def _parse_rule(entry: Any, where: str) -> ClassifierRule:
     for key, value in flags.items():
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")
-    sources: list[str] = []
-    for key in ("patterns", "phrases"):
-        values = entry.get(key, [])
-        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
-            raise ValueError(f"{where}: {key!r} must be a list of non-empty strings")
-        if key == "phrases":
-            values = [r"\s+".join(re.escape(word) for word in v.split()) for v in values]
-        sources.extend(values)
-    if not sources:
-        raise ValueError(f"{where}: missing field 'patterns' (give at least one pattern)")
-    compiled = []
-    for source in sources:
-        try:
-            # Whole words without \b, so patterns may start or end with punctuation.
-            compiled.append(re.compile(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE))
-        except re.error as exc:
-            raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
-    return ClassifierRule(name, str(code), tuple(compiled), **flags)
+    compiled = compile_patterns(entry, where)
+    return ClassifierRule(name, str(code), compiled, **flags)
