@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from supportagent.agent.pipeline import Pipeline
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.config import Settings
 from supportagent.errors import UserError
@@ -56,10 +57,7 @@ def schedule(
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
-        store = _open_store(settings)
-        claims = Claims(store, lease_seconds=lease)
-        engine = build_engine(settings)
-        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
+        claims, pipeline = _agent(settings, lease)
         if retry_escalated:
             console.print(f"{claims.requeue_escalated()} escalated tickets put back in the inbox.")
         caps = Caps(max_tickets, settings.max_api_calls, settings.max_tokens)
@@ -73,7 +71,7 @@ def schedule(
         )
         backlog = claims.backlog()
         console.print(
-            f"engine: {engine.name}; {backlog.free + backlog.held} tickets to handle; "
+            f"engine: {pipeline.engine.name}; {backlog.free + backlog.held} tickets to handle; "
             f"concurrency {concurrency}"
         )
         with _stop_on_signals(scheduler.stop):
@@ -108,10 +106,7 @@ def worker(
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
-        store = _open_store(settings)
-        claims = Claims(store, lease_seconds=lease)
-        engine = build_engine(settings)
-        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
+        claims, pipeline = _agent(settings, lease)
         scheduler = Scheduler(
             pipeline,
             claims=claims,
@@ -123,7 +118,10 @@ def worker(
             keep_outcomes=False,
             on_event=_log,
         )
-        _log(f"worker {claims.worker} started: engine {engine.name}, concurrency {concurrency}")
+        _log(
+            f"worker {claims.worker} started: engine {pipeline.engine.name}, "
+            f"concurrency {concurrency}"
+        )
         with _stop_on_signals(scheduler.stop):
             summary = scheduler.run()
         _log(
@@ -133,6 +131,15 @@ def worker(
         return 1 if summary.stopped_by == ERRORS else 0
 
     raise typer.Exit(guard(run))
+
+
+def _agent(settings: Settings, lease: float) -> tuple[Claims, Pipeline]:
+    """What `schedule` and `worker` run: claims on the store and the pipeline over it."""
+    store = _open_store(settings)
+    pipeline = build_pipeline(
+        settings, store, build_engine(settings), load_knowledge(store, settings)
+    )
+    return Claims(store, lease_seconds=lease), pipeline
 
 
 def _open_store(settings: Settings) -> Store:
