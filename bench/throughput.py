@@ -26,7 +26,6 @@ import re
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -41,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import sqlalchemy as sa
 
 from llm_stub import KEY, EvidenceModel, Received, StubLLM, StubReply
+from store_checks import temporary_database
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Ticket
@@ -103,15 +103,11 @@ def fresh_database() -> Iterator[str | None]:
     if PG_SERVER is None:
         yield None
         return
-    name = f"supportagent_bench_{uuid.uuid4().hex[:8]}"
     admin = sa.create_engine(f"{PG_SERVER}/postgres", isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     try:
-        yield f"{PG_SERVER}/{name}"
+        with temporary_database(admin, "supportagent_bench") as url:
+            yield url
     finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
 
 

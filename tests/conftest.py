@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from store_checks import temporary_database
 from supportagent.config import Settings, load_settings
 from supportagent.store.store import Store
 
@@ -95,7 +96,6 @@ def pg_url() -> Iterator[str]:
     is a failure: CI must exercise PostgreSQL.
     """
     import os
-    import uuid
 
     import sqlalchemy as sa
 
@@ -108,14 +108,10 @@ def pg_url() -> Iterator[str]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 under CI: {exc}")
         pytest.skip("PostgreSQL is not reachable at 127.0.0.1:5432 (trust auth expected)")
-    name = f"supportagent_test_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+        with temporary_database(admin, "supportagent_test") as url:
+            yield url
     finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
 
 
