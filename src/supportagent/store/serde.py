@@ -71,10 +71,15 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
     }
 
 
-def trace_event_to_json(event: TraceEvent) -> dict[str, Any]:
+def trace_event_row(event: TraceEvent) -> dict[str, Any]:
+    """The columns of a ``trace_events`` row that describe the event itself."""
     return {
         "stage": event.stage,
         "status": event.status,
         "detail": event.detail,
-        "duration_ms": round(event.duration_ms, 3),
+        "duration_ms": event.duration_ms,
     }
+
+
+def trace_event_to_json(event: TraceEvent) -> dict[str, Any]:
+    return {**trace_event_row(event), "duration_ms": round(event.duration_ms, 3)}

@@ -27,7 +27,12 @@ from supportagent.store.audit_payload import StagedAttempt, usage_of
 from supportagent.store.claims import StaleAttemptError, ticket_claims
 from supportagent.store.llm_records import model_call_row, model_calls
 from supportagent.store.migrations import migrate
-from supportagent.store.serde import draft_to_json, safety_to_json, trace_event_to_json
+from supportagent.store.serde import (
+    draft_to_json,
+    safety_to_json,
+    trace_event_row,
+    trace_event_to_json,
+)
 
 
 def _now() -> datetime:
@@ -514,16 +519,6 @@ class Store:
             chunk = list(ids[start : start + 500])
             found.update(conn.execute(sa.select(table.c.id).where(table.c.id.in_(chunk))).scalars())
         return found
-
-
-def trace_event_row(event: TraceEvent) -> dict[str, Any]:
-    """The columns of a ``trace_events`` row that describe the event itself."""
-    return {
-        "stage": event.stage,
-        "status": event.status,
-        "detail": event.detail,
-        "duration_ms": event.duration_ms,
-    }
 
 
 def _write_trace(conn: sa.Connection, batch: TraceBatch) -> None:
