@@ -41,6 +41,7 @@ TicketPath = Annotated[
     Path(min_length=1, max_length=128, pattern=ID_PATTERN.pattern, description="A ticket id."),
 ]
 _ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A user error: empty text, or an approval whose text differs."},
     404: {"description": "No such ticket."},
     409: {"description": "The ticket is not in a state that allows this."},
     422: {"description": "Invalid id or body."},
@@ -133,6 +134,8 @@ def _decision(result: ReviewResult) -> ReviewDecision:
         decision=result.decision,
         status=result.status.value,
         resolved_doc_id=result.resolved_doc_id,
+        linked_existing=result.linked_existing,
+        effect=result.effect,
     )
 
 
@@ -140,9 +143,14 @@ def _decision(result: ReviewResult) -> ReviewDecision:
 def approve_draft(
     ticket_id: TicketPath, state: State, body: ApproveRequest | None = None
 ) -> ReviewDecision:
-    """Accept the draft as written; the answer joins the resolved corpus at once."""
-    reviewer = (body or ApproveRequest()).reviewer
-    return _decision(approve(state.store, state.knowledge, check_id(ticket_id), reviewer))
+    """Accept the draft as written; the answer joins the resolved corpus at once.
+
+    With ``text`` that differs from the draft the approval is refused (400): an edit is saved
+    only by amend, never dropped."""
+    given = body or ApproveRequest()
+    return _decision(
+        approve(state.store, state.knowledge, check_id(ticket_id), given.reviewer, given.text)
+    )
 
 
 @router.post("/api/review/{ticket_id}/amend", tags=["review"], responses=_ERRORS)

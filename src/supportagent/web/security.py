@@ -210,8 +210,7 @@ class Guard:
                 out.setdefault("x-content-type-options", "nosniff")
                 out.setdefault("referrer-policy", "same-origin")
                 out.setdefault("x-frame-options", "DENY")
-                if not scope["path"].startswith("/docs"):
-                    out.setdefault("content-security-policy", CSP)
+                out.setdefault("content-security-policy", CSP)
                 if new_session:
                     out.append(
                         "set-cookie",
