@@ -207,12 +207,13 @@ def test_review_forms_approve_amend_reject_and_bring_up_the_next_draft(
     assert approved.status_code == 303
     assert approved.headers["location"] == f"/review?done={first}&decision=approve&ticket={second}"
     landing = open_client.get(approved.headers["location"]).text
-    assert f'data-ticket="{second}"' in landing and f"{first} approved." in landing
+    assert f'data-ticket="{second}"' in landing
+    assert f"{first} approved: added to the knowledge base as AR-{first}" in landing
 
     amended = open_client.post(
         f"/review/{second}/amend", data={"csrf_token": token, "text": "Final words."}
     )
-    assert amended.status_code == 200 and f"{second} amended." in amended.text
+    assert amended.status_code == 200 and f"{second} amended: added to" in amended.text
     empty = open_client.post(f"/review/{third}/reject", data={"csrf_token": token, "reason": " "})
     assert empty.status_code == 400 and "needs a reason" in empty.text
     rejected = open_client.post(

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from supportagent.domain import ID_PATTERN, Status, Ticket
-from supportagent.insights import compute_stats, find_gaps
+from supportagent.insights import compute_stats, knowledge_gaps
 from supportagent.review import ReviewResult, amend, approve, reject
 from supportagent.store.store import StagedRecord
 from supportagent.triage import triage_text
@@ -100,11 +100,9 @@ def status(state: State) -> AgentStatus:
 
 @router.get("/api/stats", tags=["agent"])
 def stats(state: State) -> StatsResponse:
-    """Outcome numbers and knowledge gaps (the stats page, as data)."""
-    return StatsResponse(
-        stats=compute_stats(state.store).to_json(),
-        gaps=[gap.to_json() for gap in find_gaps(state.store, state.knowledge)],
-    )
+    """Outcome numbers, knowledge gaps, and rejected drafts whose article exists (missed)."""
+    report = knowledge_gaps(state.store, state.knowledge, state.settings.confidence_threshold)
+    return StatsResponse(stats=compute_stats(state.store).to_json(), **report.to_json())
 
 
 @router.get("/api/queue", tags=["review"])

@@ -211,4 +211,5 @@ def ticket_view(
 
 @router.get("/stats", response_class=HTMLResponse)
 def stats_page(request: Request, state: State) -> HTMLResponse:
-    return render(request, "stats.html", stats_context(state.store, state.knowledge))
+    context = stats_context(state.store, state.knowledge, state.settings.confidence_threshold)
+    return render(request, "stats.html", context)

@@ -287,3 +287,5 @@ class StatsResponse(BaseModel):
 
     stats: dict[str, Any]
     gaps: list[dict[str, Any]]
+    #: Rejected drafts whose article exists: the drafter missed it; not a knowledge gap.
+    missed: list[dict[str, Any]] = []
