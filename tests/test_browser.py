@@ -38,7 +38,7 @@ FLAGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-TOKEN = "browser-test-token-0123456789"
+TOKEN = "Xk3vQ9-browser-test-token-7RfT2mLw8Zp"
 WAIT_MS = 30_000
 expect.set_options(timeout=WAIT_MS)
 

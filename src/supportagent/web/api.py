@@ -14,6 +14,7 @@ from supportagent.store.store import StagedRecord
 from supportagent.triage import triage_text
 from supportagent.web.deps import State, check_id
 from supportagent.web.monitor_view import agent_status
+from supportagent.web.ratelimit import limit_triage
 from supportagent.web.schemas import (
     AgentStatus,
     AmendRequest,
@@ -54,9 +55,17 @@ def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.post("/triage", tags=["agent"])
+@router.post(
+    "/triage",
+    tags=["agent"],
+    dependencies=[Depends(limit_triage)],
+    responses={429: {"description": "Too many requests from this client; see Retry-After."}},
+)
 def triage(body: TriageRequest, state: State) -> TriageResult:
-    """Run a ticket text through the whole pipeline without adding it to the inbox."""
+    """Run a ticket text through the whole pipeline without adding it to the inbox.
+
+    Limited per client (30 a minute, 10 at once); beyond that 429 with Retry-After, and the
+    wait doubles while a client keeps asking."""
     return triage_result(triage_text(state.settings, state.knowledge, body.ticket_text))
 
 

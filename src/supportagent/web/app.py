@@ -19,6 +19,7 @@ from supportagent.reasons import load_routing
 from supportagent.store.store import Store
 from supportagent.web import api, auth, docs, escalation_api, escalation_pages, pages
 from supportagent.web.deps import AppState, render
+from supportagent.web.ratelimit import Limits
 from supportagent.web.security import MAX_BODY_BYTES, Guard, Security
 from supportagent.web.worker import AgentWorker
 
@@ -34,6 +35,7 @@ def create_app(
     max_tickets: int | None = None,
     allowed_hosts: Iterable[str] | None = None,
     max_body: int = MAX_BODY_BYTES,
+    limits: Limits | None = None,
 ) -> FastAPI:
     """The app over ``store``; with ``work`` the agent works through the inbox meanwhile.
 
@@ -66,6 +68,7 @@ def create_app(
     routing = load_routing(settings.home)
     app.state.supportagent = AppState(settings, store, knowledge, worker, security, routing)
     app.state.security = security
+    app.state.limits = limits or Limits()
     app.add_middleware(Guard, security=security, max_body=max_body)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
     app.mount(docs.ASSETS_PATH, StaticFiles(directory=docs.assets_dir()), name="docs-assets")
