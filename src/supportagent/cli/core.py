@@ -330,14 +330,19 @@ def ui(
 
         bind_host, bind_port = host or settings.host, port or settings.port
         check_bind(bind_host, settings.token)
+        shown = f"[{bind_host}]" if ":" in bind_host else bind_host
+        login = " (token required)" if settings.token is not None else ""
+        # Said first, before the slow part (the first start embeds the corpus).
+        console.print(
+            f"SupportAgent UI on http://{shown}:{bind_port}/{login} · Ctrl-C to stop\n"
+            "starting: loading the store and building the search index..."
+        )
         store = open_store(settings)
         if demo and not store.document_counts() and not store.status_counts():
             load_demo(store)
         load_knowledge(store, settings)  # embeds the corpus once, with a progress bar
         application = create_app(settings, store, work=work, max_tickets=max_tickets)
-        shown = f"[{bind_host}]" if ":" in bind_host else bind_host
-        login = " (token required)" if settings.token is not None else ""
-        console.print(f"SupportAgent UI on http://{shown}:{bind_port}/{login}")
+        console.print(f"ready: open http://{shown}:{bind_port}/ (Ctrl-C to stop)")
         uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
 
     guard(run)
