@@ -32,7 +32,7 @@ from supportagent.web.schemas import (
 )
 from supportagent.web.security import require_csrf
 
-router = APIRouter(dependencies=[Depends(require_csrf)], tags=["escalations"])
+router = APIRouter(dependencies=[Depends(require_csrf)])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Empty or too long text."},
@@ -75,19 +75,19 @@ def _done(result: ActionResult) -> ActionDone:
     )
 
 
-@router.post("/api/tickets/{ticket_id}/assign", responses=_ERRORS)
+@router.post("/api/tickets/{ticket_id}/assign", tags=["escalations"], responses=_ERRORS)
 def assign(ticket_id: TicketPath, body: AssignRequest, state: State) -> ActionDone:
     """Give an open ticket to a person (by name); it stops standing out as untaken."""
     return _done(escalation.assign(state.store, check_id(ticket_id), body.assignee, body.actor))
 
 
-@router.post("/api/tickets/{ticket_id}/note", responses=_ERRORS)
+@router.post("/api/tickets/{ticket_id}/note", tags=["escalations"], responses=_ERRORS)
 def note(ticket_id: TicketPath, body: NoteRequest, state: State) -> ActionDone:
     """Add a note to a ticket's timeline."""
     return _done(escalation.note(state.store, check_id(ticket_id), body.text, body.actor))
 
 
-@router.post("/api/tickets/{ticket_id}/reply", responses=_ERRORS)
+@router.post("/api/tickets/{ticket_id}/reply", tags=["escalations"], responses=_ERRORS)
 def reply(ticket_id: TicketPath, body: ReplyRequest, state: State) -> ActionDone:
     """Your own answer to an open ticket: it is handled, and the answer joins the corpus."""
     return _done(
@@ -95,7 +95,7 @@ def reply(ticket_id: TicketPath, body: ReplyRequest, state: State) -> ActionDone
     )
 
 
-@router.post("/api/tickets/{ticket_id}/handled", responses=_ERRORS)
+@router.post("/api/tickets/{ticket_id}/handled", tags=["escalations"], responses=_ERRORS)
 def handled(ticket_id: TicketPath, body: HandledRequest, state: State) -> ActionDone:
     """Mark an open ticket handled (with an optional note on what was done)."""
     return _done(escalation.handled(state.store, check_id(ticket_id), body.actor, body.note))

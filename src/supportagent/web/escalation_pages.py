@@ -19,6 +19,7 @@ from supportagent.web.queue_view import (
     OPEN,
     PAGE_SIZE,
     AgeParam,
+    LimitParam,
     OffsetParam,
     PriorityParam,
     ReasonParam,
@@ -52,9 +53,10 @@ def escalations(
     q: TextParam = None,
     min_age_hours: AgeParam = None,
     offset: OffsetParam = 0,
+    limit: LimitParam = PAGE_SIZE,
 ) -> HTMLResponse:
     """Every ticket a person must handle, most urgent first, filtered and paged."""
-    query = queue_query(status, reason, priority, q, min_age_hours, PAGE_SIZE, offset, default=OPEN)
+    query = queue_query(status, reason, priority, q, min_age_hours, limit, offset, default=OPEN)
     total, rows = fetch(state.store, query, state.routing)
     params = {
         "status": status,
@@ -65,7 +67,13 @@ def escalations(
     }
     context = {
         "rows": rows,
-        "pager": pager("/escalations", params, total, PAGE_SIZE, offset),
+        "pager": pager(
+            "/escalations",
+            {**params, "limit": limit if limit != PAGE_SIZE else None},
+            total,
+            limit,
+            offset,
+        ),
         "filter": {k: "" if v is None else v for k, v in params.items()},
         "status_choices": STATUS_CHOICES,
         "age_choices": AGE_CHOICES,
