@@ -138,7 +138,7 @@ def test_stats_page_draws_svg_charts_and_lists_gaps(settings: Settings, demo_sto
         page = client.get("/stats").text
         data = client.get("/api/stats").json()
     assert page.count("<svg") == 4
-    assert "What the agent did" in page and "weak_evidence" in page
+    assert "What the agent did" in page and "no article covers it" in page  # reasons in words
     weak = data["stats"]["escalated_by_reason"]["weak_evidence"]
     assert weak > 0 and f">{weak}</text>" in page  # the bar's value label
     assert data["gaps"] and 'id="gaps"' in page
