@@ -39,6 +39,8 @@ class Status(StrEnum):
     APPROVED = "approved"
     AMENDED = "amended"
     HANDED_OFF = "handed_off"
+    #: A person handled an escalated, routed or handed-off ticket (replied, or marked it done).
+    HANDLED = "handled"
 
 
 #: Statuses that mean the agent has finished with a ticket.
@@ -50,6 +52,7 @@ STAGED_STATUSES = frozenset(
         Status.APPROVED,
         Status.AMENDED,
         Status.HANDED_OFF,
+        Status.HANDLED,
     }
 )
 
