@@ -17,6 +17,7 @@ money or account action).
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -29,6 +30,7 @@ from supportagent.agent.safety_semantic import (
     SentenceScores,
     Threshold,
 )
+from supportagent.agent.safety import screen
 from supportagent.evals.catalog import find_datasets, hash_split
 from supportagent.evals.triage import MONEY_OR_ACCOUNT, TriageRow, read_triage
 from supportagent.runtime import build_semantic_safety
@@ -58,12 +60,17 @@ BANKING77_ACTIONS = frozenset(
         "wrong_amount_of_cash_received",
     }
 )
-#: Share of a set's harmless tickets one category may flag, at most, on the tune half.
+#: Sets that are not support tickets (crisis forums, chatbot prompts, therapy questions):
+#: reported on, never tuned on, so that their negatives do not set a support inbox's bar.
+REPORT_ONLY = frozenset({"selfharm_triage"})
+#: Share of all harmless tune tickets one category may flag, at most; no single set may see
+#: more than PER_SET_FACTOR times that (a small set of hard negatives would otherwise decide).
+PER_SET_FACTOR = 3
 ALARM_BUDGET = {
-    "self_harm_risk": 0.02,
-    "security_incident": 0.015,
-    "payment_fraud": 0.015,
-    "legal_threat": 0.01,
+    "self_harm_risk": 0.03,
+    "security_incident": 0.02,
+    "payment_fraud": 0.02,
+    "legal_threat": 0.015,
 }
 THRESHOLDS_PATH = Path(__file__).resolve().parents[1] / (
     "src/supportagent/agent/safety_semantic.toml"
@@ -82,28 +89,39 @@ def risk_of(set_name: str, row: TriageRow) -> str | None:
     return None
 
 
-def split_of(row: TriageRow, ours: bool) -> str:
+def split_of(set_name: str, row: TriageRow, ours: bool) -> str:
+    """A set named ``..._tune`` or ``..._report`` is all one half; ours say; others by hash."""
+    if set_name.endswith("_tune"):
+        return "tune"
+    if set_name.endswith("_report"):
+        return "test"
     return row.split if ours and row.split else hash_split(row.ticket.id)
 
 
 def collect(split: str) -> dict[str, list[tuple[TriageRow, str | None]]]:
     sets: dict[str, list[tuple[TriageRow, str | None]]] = {}
     for dataset in find_datasets():
-        if dataset.kind != "triage":
+        if dataset.kind != "triage" or (split == "tune" and dataset.name in REPORT_ONLY):
             continue
-        rows = [r for r in read_triage(dataset.path) if split_of(r, dataset.ours) == split]
+        rows = [
+            r for r in read_triage(dataset.path) if split_of(dataset.name, r, dataset.ours) == split
+        ]
         sets[dataset.name] = [(r, risk_of(dataset.name, r)) for r in rows]
     return sets
 
 
-Scored = dict[str, list[tuple[str | None, SentenceScores]]]
+Scored = dict[str, list[tuple[str | None, SentenceScores, bool]]]
 
 
 def score(detector: SemanticSafety, sets: dict[str, list[tuple[TriageRow, str | None]]]) -> Scored:
-    """Per set, per row: its risk and its sentences' scores."""
+    """Per set, per row: its risk, its sentences' scores, and whether the rules escalate it
+    (the detector only has to catch what the rules miss, and owns only its own alarms)."""
     out: Scored = {}
     for name, rows in sets.items():
-        out[name] = [(risk, detector.scores(row.ticket)) for row, risk in rows]
+        out[name] = [
+            (risk, detector.scores(row.ticket), screen(row.ticket.text).auto_escalate)
+            for row, risk in rows
+        ]
         print(f"  scored {name}: {len(rows)} tickets", file=sys.stderr)
     return out
 
@@ -120,22 +138,24 @@ def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
             positives = [
                 s
                 for rows in scored.values()
-                for risk, s in rows
-                if s.model == model and risk == category
+                for risk, s, by_rules in rows
+                if s.model == model and risk == category and not by_rules
             ]
             harmless = {
-                name: [s for risk, s in rows if s.model == model and risk is None]
+                name: [s for risk, s, _ in rows if s.model == model and risk is None]
                 for name, rows in scored.items()
             }
             if not positives:
                 continue
             best: tuple[float, float, Threshold] | None = None
+            pooled = [s for values in harmless.values() for s in values]
             for limit in grid:
                 worst = max(
                     (_rate(values, category, limit) for values in harmless.values() if values),
                     default=0.0,
                 )
-                if worst > ALARM_BUDGET[category]:
+                budget = ALARM_BUDGET[category]
+                if worst > PER_SET_FACTOR * budget or _rate(pooled, category, limit) > budget:
                     continue
                 recall = _rate(positives, category, limit)
                 if best is None or (recall, -worst) > best[:2]:
@@ -163,14 +183,18 @@ def report(scored: Scored, thresholds: dict[str, dict[str, Threshold]]) -> None:
             table = thresholds.get(s.model, {})
             return {c for c, limit in table.items() if s.fires(c, limit)}
 
-        risky = [(risk, s) for risk, s in rows if risk in CATEGORIES]
-        harmless = [s for risk, s in rows if risk is None]
-        caught = sum(1 for risk, s in risky if risk in fires(s))
-        any_caught = sum(1 for _, s in risky if fires(s))
-        alarms = sum(1 for s in harmless if fires(s))
-        line = f"{name:22s} harmless alarms {alarms}/{len(harmless)}"
+        risky = [(risk, s, r) for risk, s, r in rows if risk in CATEGORIES]
+        harmless = [(s, r) for risk, s, r in rows if risk is None]
+        caught = sum(1 for risk, s, _ in risky if risk in fires(s))
+        either = sum(1 for _, s, r in risky if r or fires(s))
+        rules = sum(1 for _, _, r in risky if r)
+        alarms = sum(1 for s, r in harmless if r or fires(s))
+        line = f"{name:34s} harmless alarms (rules or semantic) {alarms}/{len(harmless)}"
         if risky:
-            line += f"; risks caught (same category) {caught}/{len(risky)}, (any) {any_caught}"
+            line += (
+                f"; risks caught: rules {rules}, semantic (same category) {caught}, "
+                f"either {either} of {len(risky)}"
+            )
         print(line)
 
 
@@ -190,15 +214,38 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
     print(f"wrote {THRESHOLDS_PATH}")
 
 
+def load_or_score(detector: SemanticSafety, split: str, cache: Path | None) -> Scored:
+    """Scores, read from ``cache`` when it holds them (scoring embeds thousands of tickets)."""
+    if cache is not None and cache.exists():
+        with cache.open("rb") as handle:
+            scored: Scored = pickle.load(handle)
+        for rows in scored.values():
+            for _, s, _ in rows:
+                object.__setattr__(s, "index", detector.indexes[s.model])
+        return scored
+    scored = score(detector, collect(split))
+    if cache is not None:
+        for rows in scored.values():
+            for _, s, _ in rows:
+                object.__setattr__(s, "index", None)
+        with cache.open("wb") as handle:
+            pickle.dump(scored, handle)
+        for rows in scored.values():
+            for _, s, _ in rows:
+                object.__setattr__(s, "index", detector.indexes[s.model])
+    return scored
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("tune", "test"), default="tune")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--cache", type=Path, help="keep the scores here between runs")
     args = parser.parse_args()
     detector = build_semantic_safety()
     if detector is None:
         sys.exit("the semantic detector is not available")
-    scored = score(detector, collect(args.split))
+    scored = load_or_score(detector, args.split, args.cache)
     if args.split == "tune":
         thresholds = calibrate(scored)
         if args.write:

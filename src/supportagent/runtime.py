@@ -124,7 +124,13 @@ def build_semantic_safety() -> SemanticSafety | None:
 
     None when the exemplars or the MiniLM model cannot be loaded; the rules still run.
     """
-    exemplars = load_exemplars("safety")
-    english = ExemplarIndex(exemplars, OnnxMiniLM())
-    multilingual = ExemplarIndex(exemplars, MultilingualE5()) if multilingual_available() else None
-    return SemanticSafety(english, multilingual, language_of=language_of)
+    safety, triage = load_exemplars("safety"), load_exemplars("triage")
+    minilm = OnnxMiniLM()
+    english = ExemplarIndex(safety, minilm)
+    negatives = {"minilm": ExemplarIndex(triage, minilm)}
+    multilingual = None
+    if multilingual_available():
+        e5 = MultilingualE5()
+        multilingual = ExemplarIndex(safety, e5)
+        negatives["e5"] = ExemplarIndex(triage, e5)
+    return SemanticSafety(english, multilingual, negatives=negatives, language_of=language_of)

@@ -46,10 +46,13 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # An indented block: four spaces or a tab, after a blank line, for as long as it stays so.
 _INDENTED = re.compile(r"(?:(?<=\n\n)|\A)(?:(?: {4}|\t)[^\n]*(?:\n|\Z))+")
 # Words a person does not write: snake_case, dotted.paths, camelCase, CONSTANT_CASE, a::b.
+# Ones with a digit are left alone: they are record ids (``ch_3Nk29xQ``, ``acct_93k2``) that
+# the rules exist to see, and an e-mail address is not a dotted path.
 _IDENTIFIER = re.compile(
-    r"(?<![\w.])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+"
+    r"(?<![\w.@])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+"
     r"|[a-z]+[A-Z][A-Za-z0-9]*)(?:\(\))?(?!\w|\.\w)"
 )
+_DIGIT = re.compile(r"\d")
 _TRACE_LINE = re.compile(
     r"^[ \t]*(?:at [\w.$<>]+\(|File \"|Traceback \(most recent"
     r"|\w+(?:\.\w+)+(?:Error|Exception)\b).*$",
@@ -75,11 +78,12 @@ def mask_code(text: str, *, identifiers: bool = True) -> str:
     def blank(match: re.Match[str]) -> str:
         return re.sub(r"[^\n]", " ", match.group(0))
 
-    patterns = [_FENCED, _INDENTED, _INLINE_CODE, _TRACE_LINE]
-    if identifiers:
-        patterns.append(_IDENTIFIER)
-    for pattern in patterns:
+    for pattern in (_FENCED, _INDENTED, _INLINE_CODE, _TRACE_LINE):
         text = pattern.sub(blank, text)
+    if identifiers:
+        text = _IDENTIFIER.sub(
+            lambda m: m.group(0) if _DIGIT.search(m.group(0)) else blank(m), text
+        )
     return text
 
 

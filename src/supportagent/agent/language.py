@@ -18,7 +18,10 @@ MIN_LETTERS = 12
 #: Normalised probability a non-English guess needs.
 MIN_CONFIDENCE = 0.70
 #: Languages a support inbox plausibly holds; restricting the set steadies short texts.
-LANGUAGES = ("en", "es", "de", "fr", "pt", "it", "nl", "sv", "da", "no", "pl", "cs", "tr", "ro")
+LANGUAGES = (
+    "en", "es", "de", "fr", "pt", "it", "nl", "sv", "da", "no", "fi", "pl", "cs", "sk", "hu",
+    "ro", "el", "tr", "ru", "uk", "ar", "he", "fa", "hi", "zh", "ja", "ko", "id", "vi", "th",
+)  # fmt: skip
 
 _LETTER = re.compile(r"[^\W\d_]")
 _identifier: Any = None

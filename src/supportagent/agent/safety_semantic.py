@@ -3,9 +3,9 @@
 Rules catch the words we thought of; this catches the meaning. Every sentence of the ticket is
 embedded offline (MiniLM for English; multilingual-e5 for other languages, when installed)
 and compared with the exemplar sentences we wrote for each category (``exemplars/safety/``)
-and with hard negatives (``benign.txt``: "this bug is killing me", questions about security
-features). A category fires when a sentence is close enough to its exemplars and closer to
-them than to the negatives, by thresholds calibrated on data (``safety_semantic.toml``, set by
+and with harmless ones: hard negatives (``benign.txt``: "this bug is killing me", questions
+about security features) and the classifier's exemplars of ordinary tickets. A category fires
+when a sentence is close enough to its exemplars and closer to them than to any harmless one, by thresholds calibrated on data (``safety_semantic.toml``, set by
 ``bench/safety_calibration.py``).
 """
 
@@ -110,10 +110,14 @@ class SemanticSafety:
         english: ExemplarIndex,
         multilingual: ExemplarIndex | None = None,
         *,
+        negatives: Mapping[str, ExemplarIndex] | None = None,
         language_of: LanguageOf | None = None,
         thresholds: Mapping[str, Mapping[str, Threshold]] | None = None,
     ) -> None:
         self.indexes = {"minilm": english, **({"e5": multilingual} if multilingual else {})}
+        #: Per embedder, more harmless text (the classifier's exemplars: questions, bug
+        #: reports, billing requests) that a risky sentence must be further from.
+        self.negatives = dict(negatives or {})
         self.language_of = language_of
         self.thresholds = thresholds if thresholds is not None else _default_thresholds()
 
@@ -131,9 +135,14 @@ class SemanticSafety:
         index = self.indexes[model]
         if not units:
             return SentenceScores(model, index, [], np.zeros((0, 0), np.float32), {}, {})
-        sims = index.similarities(index.embed(units))
+        vectors = index.embed(units)
+        sims = index.similarities(vectors)
         by_label = index.label_scores(sims)
         benign = by_label[BENIGN]
+        other = self.negatives.get(model)
+        if other is not None:
+            harmless = other.label_scores(other.similarities(vectors)).values()
+            benign = np.maximum.reduce([benign, *harmless])
         similarity = {c: by_label[c] for c in CATEGORIES if c in by_label}
         margin = {c: v - benign for c, v in similarity.items()}
         return SentenceScores(model, index, units, sims, similarity, margin)
