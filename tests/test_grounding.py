@@ -84,7 +84,7 @@ def test_paraphrase_with_enough_overlap_passes() -> None:
 
 def test_defaults_are_module_constants() -> None:
     assert SUPPORT_THRESHOLD == 0.6
-    assert SUBJECT_OVERLAP == 0.5
+    assert SUBJECT_OVERLAP == 0.35
 
 
 # --------------------------------------------------------------------------- no_sentences

@@ -215,7 +215,7 @@ _GENERIC = frozenset(
 _TIME_WORDS = frozenset(
     tokenize(" ".join(_UNIT_ALIASES[u] for u in _SCALES)) + tokenize("percent %")
 )
-_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
+_CLAUSE = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,11 +289,6 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         else:
             context_text = " ".join((passage.title, *passage.heading_path))
         context = frozenset(tokenize(context_text)) - _GENERIC - _TIME_WORDS
-        title = (
-            frozenset(tokenize(passage.title)) - _GENERIC
-            if passage.kind is DocKind.KB
-            else frozenset()
-        )
         for sentence in passage_sentences(passage):
             found = quantities(sentence)
             if not found:
@@ -307,7 +302,14 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                 clause_text = _clause_at(sentence, quantity.start)
                 clause = subject_terms(clause_text) - own
                 whole = whole - own
-                subject = clause if len(clause) >= 2 else whole
+                # Without words of its own ("The Growth plan allows 50 requests per second"),
+                # a value is about its scope and what it counts.
+                subject = (
+                    clause
+                    or whole
+                    or (own - frozenset(tokenize(quantity.raw)))
+                    | (frozenset(tokenize(quantity.unit.split("/")[0])) - _TIME_WORDS)
+                )
                 conditions = _numbers(clause_text.replace(quantity.raw, " "))
                 facts.append(
                     Fact(
@@ -432,9 +434,9 @@ def find_conflicts(
     """Pairs of facts from different documents with one subject and two values.
 
     A document is taken to agree with itself (an article giving "50 on Growth, 500 on
-    Enterprise" states cases), and so does a value both documents state somewhere. ``links`` (a document id to the
-    documents it links to) marks a resolved ticket and the article it was answered from as
-    one topic, where a looser match of subjects is enough.
+    Enterprise" states cases), and so does a value both documents state somewhere. ``links``
+    (a document id to the documents it links to) marks a resolved ticket and the article it
+    was answered from as one topic, where a looser match of subjects is enough.
     """
     pairs = [
         (i, j)
