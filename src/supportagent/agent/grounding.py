@@ -155,13 +155,15 @@ def check_grounding(
     support_threshold: float = SUPPORT_THRESHOLD,
     embed: Embed | None = None,
     idf: Idf | None = None,
+    conflicts: Sequence[Conflict] | None = None,
     translated: bool = False,
 ) -> Verdict:
     """Check each draft sentence against the passages it cites; the verdict lists every problem.
 
-    ``embed`` and ``idf`` (the knowledge base's) sharpen the judgement of which facts share a
-    subject. ``translated``: the draft is in another language than the evidence, so its words
-    cannot be compared with the passages'; citations, facts and conflicts still are.
+    ``conflicts`` are the evidence's (:func:`~supportagent.agent.facts.find_conflicts`); without
+    them they are found here, ``embed`` and ``idf`` sharpening the judgement of which facts
+    share a subject. ``translated``: the draft is in another language than the evidence, so
+    its words cannot be compared with the passages'; citations, facts and conflicts still are.
     """
     if not any(s.text.strip() for s in draft.sentences):
         problem = Problem("no_sentences", "the draft has no sentences to check")
@@ -172,7 +174,8 @@ def check_grounding(
     for index, sentence in enumerate(draft.sentences):
         if sentence.text.strip():
             problems.extend(_check_sentence(index, sentence, by_id, threshold))
-    conflicts = find_conflicts(extract_facts(by_id.values()), embed=embed, idf=idf)
+    if conflicts is None:
+        conflicts = find_conflicts(extract_facts(by_id.values()), embed=embed, idf=idf)
     problems.extend(conflict_problems(draft, conflicts))
     problems.sort(key=lambda p: -1 if p.sentence is None else p.sentence)
     return Verdict(passed=not problems, problems=tuple(problems), checker=CHECKER)
@@ -223,6 +226,17 @@ def conflict_problems(draft: Draft, conflicts: Sequence[Conflict]) -> list[Probl
                 )
             break  # one problem per conflict is enough
     return problems
+
+
+def exception_flags(draft: Draft, conflicts: Sequence[Conflict]) -> tuple[str, ...]:
+    """``("scoped_exception",)`` when the draft states a side of an exception (and so, having
+    passed the check, cites both): a reviewer confirms which applies."""
+    for conflict in conflicts:
+        if conflict.kind == "exception" and any(
+            _side_stated(s, conflict) is not None for s in draft.sentences
+        ):
+            return ("scoped_exception",)
+    return ()
 
 
 def _side_stated(sentence: DraftSentence, conflict: Conflict) -> Fact | None:

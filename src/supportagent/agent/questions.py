@@ -115,6 +115,7 @@ _NAME_NOUNS = (
     "event|status|code|plan|format|url|method|flag|variable|name|key type|prefix"
 )
 _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
+    (AnswerKind.REASON, re.compile(r"\bwhy\b|\bhow come\b|\bwhat causes\b", re.IGNORECASE)),
     (
         AnswerKind.DURATION,
         re.compile(
@@ -157,7 +158,6 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         ),
     ),
     (AnswerKind.LOCATION, re.compile(r"\bwhere\b", re.IGNORECASE)),
-    (AnswerKind.REASON, re.compile(r"\bwhy\b|\bhow come\b|\bwhat causes\b", re.IGNORECASE)),
     (AnswerKind.YES_NO, _ASKS),
 )
 _YES_NO_START = re.compile(
@@ -188,7 +188,10 @@ _CODE = re.compile(
     r"|\b[A-Z]{2,}[-_]?\d*\b|\b[A-Z][a-z]+ > [A-Z]"
 )
 _CAPITALISED_INSIDE = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+")
-_PATH = re.compile(r"\w+ > \w+|(?:GET|POST|PUT|PATCH|DELETE) /|/v\d/|\bunder\b|\bin the\b")
+_PATH = re.compile(
+    r"\w+ > \w+|(?:GET|POST|PUT|PATCH|DELETE) /|/v\d/|\bunder [A-Z`]"
+    r"|\bon the [A-Z][\w ]{0,30} page\b"
+)
 _STEP_VERB = re.compile(
     r"^(?:first|second|third|then|next|finally|after that|to \w+|go to|open|click|select|"
     r"choose|set|send|call|use|add|create|roll|deploy|check|enter|pass|run|install|enable|"
@@ -231,5 +234,5 @@ def has_answer(text: str, question: Question) -> bool:
     if kind is AnswerKind.PROCEDURE:
         return bool(_STEP_VERB.search(text) or _HOW_VERB.search(text) or _PATH.search(text))
     if kind is AnswerKind.LOCATION:
-        return bool(_PATH.search(text) or _CODE.search(text))
+        return _PATH.search(text) is not None
     return bool(text.strip())
