@@ -229,6 +229,8 @@ class Fact:
     universal: bool  # "on every plan": a general rule that claims to hold everywhere
     #: Other numbers in the value's clause ("four" segments): the condition it holds under.
     conditions: frozenset[str]
+    #: One of three or more values of one dimension in its sentence (a schedule, a table).
+    listed: bool
     passage_id: str
     doc_id: str
     kind: DocKind
@@ -311,6 +313,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                     | (frozenset(tokenize(quantity.unit.split("/")[0])) - _TIME_WORDS)
                 )
                 conditions = _numbers(clause_text.replace(quantity.raw, " "))
+                listed = sum(1 for q in found if q.dimension == quantity.dimension) >= 3
                 facts.append(
                     Fact(
                         subject,
@@ -319,6 +322,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                         scope,
                         universal,
                         conditions,
+                        listed,
                         passage.id,
                         passage.doc_id,
                         passage.kind,
@@ -371,6 +375,8 @@ SUBJECT_OVERLAP = 0.35
 #: SUBJECT_OVERLAP_WITH_MEANING.
 SUBJECT_SIMILARITY = 0.45
 SUBJECT_OVERLAP_WITH_MEANING = 0.2
+#: Between two articles of one knowledge base the words must overlap this much.
+SUBJECT_OVERLAP_ARTICLES = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,10 +459,17 @@ def find_conflicts(
         a, b = facts[i], facts[j]
         lexical = subject_score(a, b, idf)
         linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
-        floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
-        by_meaning = dense >= SUBJECT_SIMILARITY and lexical >= SUBJECT_OVERLAP_WITH_MEANING
-        if lexical < floor and not by_meaning:
-            continue
+        if a.kind is DocKind.KB and b.kind is DocKind.KB:
+            # One knowledge base is written to agree with itself; two of its articles that
+            # share a verb ("retries a failed payment", "retries a failed event") are mostly
+            # about different things, so only a close match of subjects counts there.
+            if lexical < SUBJECT_OVERLAP_ARTICLES:
+                continue
+        else:
+            floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
+            by_meaning = dense >= SUBJECT_SIMILARITY and lexical >= SUBJECT_OVERLAP_WITH_MEANING
+            if lexical < floor and not by_meaning:
+                continue
         conflict = _judge(a, b)
         if conflict is None:
             continue
@@ -472,6 +485,8 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
         return False
     if a.conditions != b.conditions:
         return False  # "one segment holds 160", "four segments hold 612": two conditions
+    if a.listed or b.listed:
+        return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
     # Both documents state both values somewhere: cases, not a disagreement.
     values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
     values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}

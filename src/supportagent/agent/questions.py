@@ -206,6 +206,12 @@ _HOW_VERB = re.compile(
     r"DELETE) request\b|\bunder [A-Z]",
     re.IGNORECASE,
 )
+#: A duration given without a number: "immediately", "the number of seconds in Retry-After".
+_DURATION_WORDS = re.compile(
+    r"\b(?:immediately|instantly|never expires?|no expiry|indefinitely|forever|permanently|"
+    r"(?:number of|how many) (?:milliseconds|seconds|minutes|hours|days|weeks|months))\b",
+    re.IGNORECASE,
+)
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
@@ -218,7 +224,7 @@ def has_answer(text: str, question: Question) -> bool:
     kind = question.kind
     if kind is AnswerKind.DURATION:
         return any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text)) or bool(
-            re.search(r"\b(?:immediately|instantly|never expire|no expiry|indefinitely)\b", text)
+            _DURATION_WORDS.search(text)
         )
     if kind is AnswerKind.NUMBER:
         return _NUMBER.search(text) is not None or bool(

@@ -80,7 +80,7 @@ class OfflineEngine:
         dropped = _dropped(previous, verdict)
         units = [u for u in evidence_units(evidence) if not dropped.intersection(u.sentences)]
         scorer = UnitScorer(ticket, questions, units, evidence, self.embed)
-        chosen, unanswered = _choose(questions, scorer)
+        chosen, answers, unanswered = _choose(questions, scorer)
         chosen = _with_other_sides(chosen, units, evidence, ticket, self.embed)
         # Reviewers read the units in the order of the questions they answer.
         sentences = tuple(
@@ -91,7 +91,7 @@ class OfflineEngine:
             requests = (
                 ToolRequest("post_to_customer", {"ticket_id": ticket.id, "text": "(draft)"}),
             )
-        confidence, explanation = explain_confidence(questions, chosen, unanswered)
+        confidence, explanation = explain_confidence(questions, answers, chosen)
         revision = previous.revision + 1 if previous is not None else 0
         return Draft(
             sentences,
@@ -110,16 +110,20 @@ class OfflineEngine:
 
 def _choose(
     questions: Sequence[Question], scorer: UnitScorer
-) -> tuple[list[Scored], list[Question]]:
-    """The best unit for each question (and a second one when the best lacks the asked-for
-    thing and the second has it); the questions nothing answers."""
+) -> tuple[list[Scored], list[Scored | None], list[Question]]:
+    """The units to quote: the best for each question (and a second one when the best lacks
+    the asked-for thing and the second has it); each question's answer (None: unanswered);
+    the questions nothing answers."""
     chosen: list[Scored] = []
+    answers: list[Scored | None] = []
     unanswered: list[Question] = []
     for index, question in enumerate(questions):
         ranked = scorer.ranked(index)
         if not ranked or not ranked[0].answers:
             unanswered.append(question)
+            answers.append(None)
             continue
+        answers.append(max(ranked[:4], key=lambda s: (s.answers and s.typed, s.score)))
         best = ranked[0]
         picks = [best]
         if not best.typed:
@@ -146,7 +150,7 @@ def _choose(
                 pick = twin
             if all(_distinct(pick.unit, c.unit) for c in chosen) and len(chosen) < MAX_UNITS:
                 chosen.append(pick)
-    return chosen, unanswered
+    return chosen, answers, unanswered
 
 
 def _distinct(a: Unit, b: Unit) -> bool:

@@ -103,38 +103,38 @@ def check_draft(
 
 
 def explain_confidence(
-    questions: Sequence[Question], chosen: Sequence[Scored], unanswered: Sequence[Question]
+    questions: Sequence[Question], answers: Sequence[Scored | None], quoted: Sequence[Scored]
 ) -> tuple[float, str]:
     """The draft's confidence and, in plain words, how it was formed.
 
-    Per question: how well its best quoted unit answers it (meaning and shared terms, the
-    drafter's score, mapped from 0.3..0.8 onto 0..1), halved when the unit lacks the
-    asked-for thing; an unanswered question counts 0. The confidence is the mean over the
-    questions, times 0.8 when every source is a resolved ticket (one customer's case, not
+    Per question: how well the unit that answers it does (meaning and shared terms, the
+    drafter's score, mapped from 0.3..0.8 onto 0..1), halved when the unit lacks the asked-for
+    thing; an unanswered question counts 0. The confidence is the mean over the questions,
+    times 0.8 when every quoted source is a resolved ticket (one customer's case, not
     documentation).
     """
-    if not questions or not chosen:
+    if not questions or not quoted:
         return 0.0, "No evidence sentence answers the ticket's questions."
     parts: list[str] = []
     values: list[float] = []
-    for q, question in enumerate(questions):
-        best = max((s for s in chosen if s.question == q), key=lambda s: s.score, default=None)
-        if best is None or question in unanswered:
+    for q, (question, best) in enumerate(zip(questions, answers, strict=True)):
+        if best is None:
             values.append(0.0)
             parts.append(f"question {q + 1} is not answered by the knowledge base (0)")
             continue
         value = min(max((best.score - 0.3) / 0.5, 0.0), 1.0)
         note = ""
         if question.kind in TYPED:
+            what = _KIND_WORDS.get(question.kind.value, "what was asked")
             if best.typed:
-                note = f", with {_KIND_WORDS.get(question.kind.value, 'what was asked')}"
+                note = f", with {what}"
             else:
                 value /= 2
-                note = f", but without {_KIND_WORDS.get(question.kind.value, 'what was asked')}"
+                note = f", but without {what}"
         values.append(value)
         parts.append(f"question {q + 1}: match {best.score:.2f}{note} ({value:.2f})")
     confidence = sum(values) / len(values)
-    sources = {s.unit.passage.doc_id: s.unit.from_article for s in chosen}
+    sources = {s.unit.passage.doc_id: s.unit.from_article for s in quoted}
     articles = sum(sources.values())
     source_note = f"{articles} article(s), {len(sources) - articles} resolved ticket(s)"
     if not any(sources.values()):
