@@ -474,7 +474,10 @@ PER_QUESTION_HITS = 2
 
 #: Events that commit with the stage result after them: the tool decisions and model calls
 #: that led to it, and ``stage``, which commits with the staged outcome.
-_COMMITTED_WITH_NEXT = frozenset({"tool", "model", "stage"})
+#: The language and conflict findings are small and commit with what they lead to.
+_COMMITTED_WITH_NEXT = frozenset(
+    {"tool", "model", "stage", "language", "language_gate", "conflicts"}
+)
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
 #: the model checker says no draft from this evidence can pass.
