@@ -138,12 +138,20 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class SafetyResult:
+    """The safety gate's verdict. ``detector`` says who decided: ``rules`` (a pattern of the
+    rule table), ``semantic`` (a sentence close to a category's exemplars) or ``none``."""
+
     category: str
     severity: str
     auto_escalate: bool
     reason_code: str
     matched_rule: str | None = None
     matched_text: str | None = None
+    detector: str = "rules"
+    #: The semantic detector's similarity to the category's exemplars, when it decided.
+    score: float | None = None
+    #: Why, in words: the rule or the exemplar the ticket matched.
+    explanation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

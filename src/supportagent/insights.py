@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from supportagent.agent.evidence import strip_signature
 from supportagent.agent.knowledge import Knowledge
 from supportagent.domain import DocKind, Status, Ticket
 from supportagent.retrieval.text import tokenize
+from supportagent.sentences import strip_signature
 from supportagent.store.audit import read_reviews
 from supportagent.store.store import Store
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from supportagent.agent.knowledge import Knowledge
+from supportagent.agent.language import language_of
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
+from supportagent.agent.safety import screen
+from supportagent.agent.safety_semantic import SemanticSafety
 from supportagent.config import Settings
+from supportagent.domain import SafetyResult, Ticket
 from supportagent.engines.base import Engine
 from supportagent.engines.llm import LLMEngine
 from supportagent.engines.offline import OfflineEngine
@@ -16,6 +21,9 @@ from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tick
 from supportagent.llm.budget import Budget
 from supportagent.llm.chat import OpenAIChatModel
 from supportagent.llm.profiles import key_configured, resolve_endpoint
+from supportagent.retrieval.dense import OnnxMiniLM
+from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
+from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available
 from supportagent.store.llm_records import StoreResponseCache
 from supportagent.store.store import Store
 
@@ -82,6 +90,12 @@ def build_pipeline(
     return Pipeline(store, knowledge or Knowledge.from_store(store, settings), engine, config)
 
 
+def build_screen(settings: Settings) -> Callable[[Ticket], SafetyResult]:
+    """The safety screen every ticket passes before anything else runs."""
+    del settings  # the screen has no settings yet
+    return lambda ticket: screen(ticket.text)
+
+
 def demo_path() -> Path:
     """The folder of the demo corpus shipped inside the package."""
     return Path(str(resources.files("supportagent") / "demo"))
@@ -105,3 +119,14 @@ def load_demo(store: Store) -> DemoLoad:
     store.add_tickets(inbox.records)
     problems = (*kb.problems, *resolved.problems, *inbox.problems)
     return DemoLoad(len(kb.records), len(resolved.records), len(inbox.records), problems)
+
+
+def build_semantic_safety() -> SemanticSafety | None:
+    """The semantic safety detector: MiniLM for English, multilingual-e5 for the rest.
+
+    None when the exemplars or the MiniLM model cannot be loaded; the rules still run.
+    """
+    exemplars = load_exemplars("safety")
+    english = ExemplarIndex(exemplars, OnnxMiniLM())
+    multilingual = ExemplarIndex(exemplars, MultilingualE5()) if multilingual_available() else None
+    return SemanticSafety(english, multilingual, language_of=language_of)

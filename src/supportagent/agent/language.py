@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+ENGLISH = "en"
 #: Below this many words of prose a guess is never reliable.
 MIN_WORDS = 5
 #: A reliable guess needs at least this (normalised) probability.
@@ -48,6 +49,7 @@ _NOT_PROSE = re.compile(
     re.DOTALL,
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")
+_LETTER = re.compile(r"[^\W\d_]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -102,3 +104,17 @@ def detect_language(text: str, default: str = "en") -> Language:
     code, probability = _identifier().classify(words)
     confidence = round(float(probability), 4)
     return Language(str(code), confidence, confidence >= MIN_CONFIDENCE)
+
+
+def language_of(text: str) -> str:
+    """Just the code, for callers that only branch on it (the multilingual safety detectors):
+    English unless the text has 12 letters or more and another language reaches 0.70.
+
+    These are looser than :func:`detect_language`'s thresholds on purpose: a safety detector
+    that picks the multilingual model for a borderline text loses nothing, while the drafter's
+    language gate must never turn an English ticket away.
+    """
+    if len(_LETTER.findall(text)) < 12:
+        return ENGLISH
+    code, probability = _identifier().classify(text)
+    return str(code) if code == ENGLISH or float(probability) >= 0.7 else ENGLISH

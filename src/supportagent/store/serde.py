@@ -58,11 +58,15 @@ def safety_to_json(result: SafetyResult) -> dict[str, Any]:
         "reason_code": result.reason_code,
         "matched_rule": result.matched_rule,
         "matched_text": result.matched_text,
+        "detector": result.detector,
+        "score": result.score,
+        "explanation": result.explanation,
     }
 
 
 def safety_from_json(data: dict[str, Any]) -> SafetyResult:
-    return SafetyResult(**data)
+    known = {name: data[name] for name in SafetyResult.__dataclass_fields__ if name in data}
+    return SafetyResult(**known)
 
 
 def hit_to_json(hit: Hit) -> dict[str, Any]:
