@@ -289,3 +289,21 @@ def _check_sentence(
             f"{fact.kind} {fact.raw!r} does not appear in the cited passages",
             index,
         )
+
+
+# --------------------------------------------------------------------------- for other checks
+
+
+def content_words(text: str) -> set[str]:
+    """Lowercased, stemmed content words of ``text`` (what support is measured in)."""
+    return _content_words(text)
+
+
+def fact_keys(text: str) -> dict[str, str]:
+    """The numbers, identifiers, header names and URLs of ``text``: comparison key -> as written."""
+    return {fact.key: fact.raw for fact in _facts(text)}
+
+
+def mentions(text: str, raw: str) -> bool:
+    """True when ``text`` states the fact written ``raw`` (in any of its shapes)."""
+    return any(_mentions(text, fact) for fact in _facts(raw))
