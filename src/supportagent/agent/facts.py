@@ -107,6 +107,8 @@ _QUANTITY = re.compile(
     r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
     re.IGNORECASE,
 )
+#: Units counted in words often enough to read "three more times" as a value.
+_COUNTED = frozenset({"time", "attempt", "retry"})
 _FREQUENCY = re.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
 _TAIL = re.compile(r"(?:\s*|-)(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
 _PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
@@ -148,7 +150,8 @@ def quantities(text: str) -> list[Quantity]:
         if unit is None:
             continue
         if word is not None:
-            if unit not in _SCALES or _SCALES[unit][0] != "duration":
+            duration = unit in _SCALES and _SCALES[unit][0] == "duration"
+            if not duration and (unit not in _COUNTED or word.lower() in ("a", "an")):
                 continue
             if _FREQUENCY.search(text, 0, match.start()) or (
                 word.lower() in "an" and unit == "second"
@@ -187,8 +190,8 @@ _PLAN = re.compile(
 )
 _ENDPOINT = re.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
 _REGION = re.compile(
-    r"\b(?:in|for)\s+the\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
-    r"data center)\b|\b([A-Z]{2,})\s+(?:region|accounts?)\b"
+    r"\b(?:in|for)\s+(?:the|our)\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
+    r"data center)\b|\b([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data centre|data center)\b"
 )
 _UNIVERSAL = re.compile(
     r"\b(?:on|for|in)\s+(?:every|all|each|any)\s+(?:plans?|tiers?|accounts?|endpoints?|"
@@ -218,6 +221,52 @@ _TIME_WORDS = frozenset(
 _CLAUSE = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
 
 
+_ROLE_BEFORE = (
+    (
+        re.compile(r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I),
+        "deadline",
+    ),
+    (re.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
+    (re.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
+    (
+        re.compile(
+            r"\b(?:for|over|up to|during|lasting|keeps?|kept|holds?)\s+(?:about\s+|up to\s+)?$",
+            re.I,
+        ),
+        "span",
+    ),
+)
+_ROLE_AFTER = (
+    (re.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
+    (re.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
+    (re.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
+    (re.compile(r"^\s*(?:ago)\b", re.I), "past"),
+)
+
+
+def role_of(sentence: str, quantity: Quantity) -> str:
+    """What a duration does in its sentence: ``span`` ("kept for 30 days"), ``deadline``
+    ("within 10 seconds"), ``interval`` ("an hour apart"), ``delay`` ("after 1 minute"),
+    ``lead`` ("7 days ahead"); empty when the wording does not say."""
+    before = sentence[max(0, quantity.start - 40) : quantity.start]
+    after = sentence[quantity.end : quantity.end + 20]
+    for pattern, role in _ROLE_AFTER[:1]:  # "an hour apart" whatever comes before it
+        if pattern.search(after):
+            return role
+    for pattern, role in _ROLE_BEFORE:
+        if pattern.search(before):
+            return role
+    for pattern, role in _ROLE_AFTER[1:]:
+        if pattern.search(after):
+            return role
+    return ""
+
+
+def compatible_roles(a: str, b: str) -> bool:
+    """Two values can disagree only about the same thing: a span and a bare value may."""
+    return a == b or {a, b} <= {"", "span"}
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
     """A value a passage states about a subject, in a scope (empty: a general statement)."""
@@ -231,6 +280,10 @@ class Fact:
     conditions: frozenset[str]
     #: One of three or more values of one dimension in its sentence (a schedule, a table).
     listed: bool
+    role: str
+    heading: frozenset[str]  # an article section's own heading words ("trash", "retry")
+    title: frozenset[str]  # an article's title words
+    words: frozenset[str]  # every word of the passage (a resolved ticket's question and answer)
     passage_id: str
     doc_id: str
     kind: DocKind
@@ -258,14 +311,30 @@ class Fact:
         return f"{self.quantity.raw}{where} in {self.passage_id}"
 
 
-def scope_of(sentence: str) -> tuple[tuple[str, ...], bool]:
+_PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
+_NOT_PLANS = frozenset({"the", "a", "an", "your", "every", "all", "each", "this", "that", "any"})
+
+
+def plan_names(texts: Iterable[str]) -> frozenset[str]:
+    """Names the texts use as plans ("the Team plan"), lowercased."""
+    names: set[str] = set()
+    for text in texts:
+        names.update(m.group(1).lower() for m in _PLAN_NAME.finditer(text))
+    return frozenset(names - _NOT_PLANS)
+
+
+def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...], bool]:
     """The plans, endpoints and regions ``sentence`` limits itself to, and whether it says it
-    holds for all of them."""
+    holds for all of them. ``plans``: names known to be plans, found without the word "plan"
+    too ("On Team, ...")."""
     scopes: list[str] = []
     for match in _PLAN.finditer(sentence):
         name = (match.group(1) or match.group(2) or "").strip()
-        if name and name.lower() not in {"the", "a", "an", "your", "every", "all", "each"}:
+        if name and name.lower() not in _NOT_PLANS:
             scopes.append(f"plan:{name.lower()}")
+    for name in plans:
+        if re.search(rf"\b(?:on|for|with|in)\s+(?:the\s+)?{re.escape(name)}\b", sentence, re.I):
+            scopes.append(f"plan:{name}")
     for match in _ENDPOINT.finditer(sentence):
         scopes.append(f"endpoint:{match.group(2).lower()}")
     for match in _REGION.finditer(sentence):
@@ -284,6 +353,8 @@ def passage_sentences(passage: Passage) -> list[str]:
 
 def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     """Every value with a unit in ``passages``, as a fact with its subject and scope."""
+    passages = list(passages)
+    plans = plan_names(p.text for p in passages)
     facts: list[Fact] = []
     for passage in passages:
         if passage.kind is DocKind.RESOLVED:
@@ -291,11 +362,29 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         else:
             context_text = " ".join((passage.title, *passage.heading_path))
         context = frozenset(tokenize(context_text)) - _GENERIC - _TIME_WORDS
-        for sentence in passage_sentences(passage):
+        own_heading = passage.heading_path[-1] if passage.heading_path else passage.title
+        heading = (
+            frozenset(tokenize(own_heading)) - _GENERIC - _TIME_WORDS
+            if passage.kind is DocKind.KB
+            else frozenset()
+        )
+        words = frozenset(tokenize(passage.text)) - _GENERIC
+        title = (
+            frozenset(tokenize(passage.title)) - _GENERIC
+            if passage.kind is DocKind.KB
+            else frozenset()
+        )
+        sentences = passage_sentences(passage)
+        for index, sentence in enumerate(sentences):
             found = quantities(sentence)
             if not found:
                 continue
-            scope, universal = scope_of(sentence)
+            scope, universal = scope_of(sentence, plans)
+            # "... over about 24 hours. This schedule is the same on every plan."
+            following = sentences[index + 1] if index + 1 < len(sentences) else ""
+            universal = universal or (
+                _UNIVERSAL.search(following) is not None and not quantities(following)
+            )
             scope_words = frozenset(tokenize(" ".join(x.split(":", 1)[1] for x in scope)))
             whole = subject_terms(sentence) - scope_words
             for quantity in found:
@@ -314,6 +403,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                 )
                 conditions = _numbers(clause_text.replace(quantity.raw, " "))
                 listed = sum(1 for q in found if q.dimension == quantity.dimension) >= 3
+                role = role_of(sentence, quantity) if quantity.dimension == "duration" else ""
                 facts.append(
                     Fact(
                         subject,
@@ -323,6 +413,10 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                         universal,
                         conditions,
                         listed,
+                        role,
+                        heading,
+                        title,
+                        words,
                         passage.id,
                         passage.doc_id,
                         passage.kind,
@@ -457,8 +551,20 @@ def find_conflicts(
     seen: set[tuple[str, str, str, str]] = set()
     for (i, j), dense in zip(pairs, similarity, strict=True):
         a, b = facts[i], facts[j]
+        if not compatible_roles(a.role, b.role):
+            continue
         lexical = subject_score(a, b, idf)
         linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
+        if linked and _same_topic(a, b):
+            # A resolved ticket answered from this very section, with another value of the
+            # same kind: the planted case, worded as differently as you like.
+            conflict = _judge(a, b)
+            if conflict is not None:
+                key = (a.passage_id, a.quantity.raw, b.passage_id, b.quantity.raw)
+                if key not in seen:
+                    seen.add(key)
+                    conflicts.append(conflict)
+            continue
         if a.kind is DocKind.KB and b.kind is DocKind.KB:
             # One knowledge base is written to agree with itself; two of its articles that
             # share a verb ("retries a failed payment", "retries a failed event") are mostly
@@ -478,6 +584,17 @@ def find_conflicts(
             seen.add(key)
             conflicts.append(conflict)
     return conflicts
+
+
+def _same_topic(a: Fact, b: Fact) -> bool:
+    """True when the resolved ticket's text names the article section's subject (its
+    heading, say "Trash"). For a count ("8 times", "three more times"), of which a section has
+    few, the article's title will do ("Webhook delivery and retries")."""
+    article, ticket = (a, b) if a.kind is DocKind.KB else (b, a)
+    if article.kind is not DocKind.KB or ticket.kind is not DocKind.RESOLVED:
+        return False
+    topic = article.heading if article.dimension == "duration" else article.heading | article.title
+    return bool(topic & ticket.words)
 
 
 def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:

@@ -338,9 +338,21 @@ class Pipeline:
         """
         questions = ticket_questions(ticket)
         out = list(hits)
+        have = {h.id for h in out}
+        # The articles a resolved ticket found was answered from: the drafter may quote them
+        # (an article is preferred to a ticket saying the same), the best few of them.
+        linked = [p for p in self.knowledge.linked_passages([h.passage for h in hits])]
+        if linked:
+            similar = self.knowledge.similarity(ticket_prose(ticket), [p.id for p in linked])
+            order = sorted(range(len(linked)), key=lambda i: -(similar[i] if similar else 0.0))[
+                :LINKED_HITS
+            ]
+            extra = [Hit(linked[i], len(out) + n + 1, 0.0) for n, i in enumerate(order)]
+            trace.add("retrieve", "linked", query="", hits=[hit_to_json(h) for h in extra])
+            out.extend(extra)
+            have.update(h.id for h in extra)
         if len(questions) < 2:
             return out
-        have = {h.id for h in out}
         for question in questions:
             found = [h for h in self._search(gate, question.text) if h.id not in have]
             extra = found[:PER_QUESTION_HITS]
@@ -471,6 +483,8 @@ class Pipeline:
 
 #: Passages added for each question of a ticket that asks several things.
 PER_QUESTION_HITS = 2
+#: Passages of the articles that resolved tickets in the evidence link to.
+LINKED_HITS = 2
 
 #: Events that commit with the stage result after them: the tool decisions and model calls
 #: that led to it, and ``stage``, which commits with the staged outcome.

@@ -9,7 +9,7 @@ rules are English, which is the language the offline engine drafts in.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from supportagent.agent.facts import quantities
@@ -34,6 +34,8 @@ class Question:
     kind: AnswerKind
     #: For NAME questions: the kind of name asked for ("role", "scope", "command").
     focus: str = ""
+    #: The sentence before the question, which a short one leans on ("Is that possible?").
+    context: str = ""
 
 
 _GREETING_WORDS = r"(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|hallo|hola|bonjour)"
@@ -44,6 +46,7 @@ _SIGN_OFF = re.compile(
     r"cordialement|merci|mfg|--)\b",
     re.IGNORECASE,
 )
+_ENUMERATED = re.compile(r"^\(?\d+[).]\s*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -76,7 +79,7 @@ _INDIRECT = re.compile(
 )
 # "..., and what's the pip install command?" asks a second question.
 _SECOND = re.compile(
-    r"(?:,\s*|\s+)(?:and|also|plus|or)\s+(?=(?:how|what|what's|which|where|when|why|who|"
+    r"(?:,\s*(?:and|also|plus)?|\s+(?:and|also|plus))\s+(?=(?:how|what|what's|which|where|when|why|who|"
     r"is|are|can|could|do|does|will|should)\b)",
     re.IGNORECASE,
 )
@@ -92,21 +95,25 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
     text = ticket_prose(ticket)
     subject = ticket.subject.strip()
     body = text[len(subject) :].strip() if text.startswith(subject) else text
-    asks: list[str] = []
+    asks: dict[str, str] = {}  # question -> the statement before it
+    before = ""
     for sentence in _SENTENCE.split(body):
         sentence = sentence.strip()
         if not sentence:
             continue
         if sentence.endswith("?") or _INDIRECT.search(sentence):
-            asks.extend(p.strip() for p in _SECOND.split(sentence) if len(p.split()) >= 2)
+            for part in _questions_in(_ENUMERATED.sub("", sentence)):
+                asks.setdefault(part, before)
+        else:
+            before = sentence
     if not asks:
-        asks = [f"{subject}. {body}".strip(". ") if body else subject]
-    questions = [classify_question(q) for q in dict.fromkeys(asks)]
+        asks = {f"{subject}. {body}".strip(". ") if body else subject: ""}
+    questions = [replace(classify_question(q), context=c) for q, c in asks.items()]
     # The subject often says what a vague question is about ("Is there a way ...?").
     if subject and all(q.kind in (AnswerKind.OTHER, AnswerKind.YES_NO) for q in questions):
         kind = classify_question(subject)
         if kind.kind not in (AnswerKind.OTHER, AnswerKind.YES_NO) and len(questions) == 1:
-            questions = [Question(questions[0].text, kind.kind, kind.focus)]
+            questions = [replace(questions[0], kind=kind.kind, focus=kind.focus)]
     return questions
 
 
@@ -141,7 +148,8 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     (
         AnswerKind.NUMBER,
         re.compile(
-            r"\bhow (?:many|much|big|large|long is|high|fast)\b|\b(?:what|which) is the "
+            r"\bhow (?:many|much|big|large|long is|high|fast)\b|"
+            r"\b(?:biggest|largest|smallest|highest|lowest|most|fewest)\b|\b(?:what|which) is the "
             r"(?:limit|maximum|max|minimum|min|size|rate|price|cost|fee|number)\b|"
             r"\b(?:limit|maximum|max|minimum|quota|cap)s?\b.{0,30}\?|\bup to how\b|"
             r"\b(?:what|how much) does .{0,40} cost\b|\bprice\b|\bcost\b",
@@ -165,6 +173,23 @@ _YES_NO_START = re.compile(
 )
 
 
+def _questions_in(sentence: str) -> list[str]:
+    """The questions one sentence asks; a clause that asks nothing ("If uptime is bad, what
+    do we get?") stays with the question after it."""
+    out: list[str] = []
+    carry = ""
+    parts = [p.strip() for p in _SECOND.split(sentence) if p.strip()]
+    for k, part in enumerate(parts):
+        if k + 1 < len(parts) and not _ASKS.match(part):
+            carry = f"{carry}{part}, "
+            continue
+        text = f"{carry}{part}"
+        carry = ""
+        if len(text.split()) >= 2:
+            out.append(text)
+    return out
+
+
 def classify_question(text: str) -> Question:
     """``text`` with the kind of answer it asks for."""
     clean = " ".join(text.split())
@@ -181,7 +206,9 @@ def classify_question(text: str) -> Question:
 
 # ---------------------------------------------------------------------------- answers
 
-_VERSION = re.compile(r"\b(?:v?\d+(?:\.\d+){1,3}|version \d+)\b", re.IGNORECASE)
+_VERSION = re.compile(
+    r"\b(?:v?\d+(?:\.\d+){1,3}|version \d+)\b|\b[A-Z][A-Za-z.+#]{1,15} \d+(?:\.\d+)*\b"
+)
 _NUMBER = re.compile(r"(?<![\w.])[$€£]?\d+(?:[.,]\d+)*%?")
 _CODE = re.compile(
     r"`[^`]+`|\"[^\"]{2,40}\"|'[^']{2,40}'|\b[a-z]+[_:.][a-z_:.]+\b|\b[A-Z][a-z]+(?:-[A-Z][a-z]+)+\b"

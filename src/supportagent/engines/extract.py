@@ -33,6 +33,8 @@ _STEP = re.compile(
     re.IGNORECASE,
 )
 _AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
+#: A list longer than this is quoted in parts.
+MAX_LIST_ITEMS = 8
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I)
 
 
@@ -44,6 +46,7 @@ class Unit:
     passage: Passage
     rank: int  # the passage's rank in the evidence
     position: int  # the first sentence's position in the passage
+    shape: str = "sentence"  # or "steps" (a procedure) or "list" (a lead and its items)
 
     @property
     def text(self) -> str:
@@ -58,7 +61,23 @@ class Unit:
 
     @property
     def procedure(self) -> bool:
-        return len(self.sentences) > 1
+        return self.shape == "steps"
+
+    def narrowed(self, text: str) -> Unit:
+        """A list unit cut to its lead and the items whose label ``text`` names ("Team: 200
+        GB" for a question about the Team plan); the unit itself when none or all match."""
+        if self.shape != "list":
+            return self
+        lowered = text.casefold()
+        keep = [
+            item
+            for item in self.sentences[1:]
+            if ":" in item
+            and re.search(rf"\b{re.escape(item.split(':', 1)[0].strip().casefold())}\b", lowered)
+        ]
+        if not keep or len(keep) == len(self.sentences) - 1:
+            return self
+        return Unit((self.sentences[0], *keep), self.passage, self.rank, self.position, "list")
 
     @property
     def passage_id(self) -> str:
@@ -74,9 +93,9 @@ def split_sentences(text: str) -> list[str]:
     return [s for s, _ in _sentences_with_marks(text)]
 
 
-def _sentences_with_marks(text: str) -> list[tuple[str, bool]]:
-    """Each sentence, and whether it is a list item (a step when the list is numbered)."""
-    out: list[tuple[str, bool]] = []
+def _sentences_with_marks(text: str) -> list[tuple[str, str]]:
+    """Each sentence, and what it is: ``step`` (a numbered item), ``item`` (a bullet) or ``""``."""
+    out: list[tuple[str, str]] = []
     in_code = False
     for paragraph in re.split(r"\n\s*\n", text):
         lines: list[str] = []
@@ -88,14 +107,15 @@ def _sentences_with_marks(text: str) -> list[tuple[str, bool]]:
                 continue
             if _LIST_MARK.match(line):
                 if lines:
-                    out.extend((s, False) for s in _SENTENCE_END.split(" ".join(lines)))
+                    out.extend((s, "") for s in _SENTENCE_END.split(" ".join(lines)))
                     lines = []
-                out.append((_LIST_MARK.sub("", line).strip(), bool(_NUMBERED.match(line))))
+                mark = "step" if _NUMBERED.match(line) else "item"
+                out.append((_LIST_MARK.sub("", line).strip(), mark))
                 continue
             lines.append(line.strip())
         if lines:
-            out.extend((s, False) for s in _SENTENCE_END.split(" ".join(lines)))
-    return [(s.strip(), step) for s, step in out if len(s.strip()) > 1]
+            out.extend((s, "") for s in _SENTENCE_END.split(" ".join(lines)))
+    return [(s.strip(), mark) for s, mark in out if len(s.strip()) > 1]
 
 
 def answer_text(passage: Passage) -> str:
@@ -112,24 +132,40 @@ def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
         question = passage.text.partition("\n\n")[0] if passage.kind is DocKind.RESOLVED else ""
         i = 0
         while i < len(marked):
-            sentence, numbered = marked[i]
-            if numbered or _STEP.match(sentence):
+            sentence, mark = marked[i]
+            lead = units[-1] if units and units[-1].passage is passage else None
+            if lead is not None and (not lead.text.endswith(":") or lead.position != i - 1):
+                lead = None
+            if mark == "step" or _STEP.match(sentence):
                 j = i
                 steps: list[str] = []
                 while j < len(marked) and (
-                    marked[j][1] or _STEP.match(marked[j][0]) or (steps and _continues(marked, j))
+                    marked[j][1] == "step"
+                    or _STEP.match(marked[j][0])
+                    or (steps and _continues(marked, j))
                 ):
                     steps.append(marked[j][0])
                     j += 1
                 if j < len(marked) and _AFTER_STEPS.match(marked[j][0]) and not marked[j][1]:
                     steps.append(marked[j][0])  # "When the old key is unused, revoke it."
                     j += 1
-                lead = units[-1] if units and units[-1].passage is passage else None
-                if lead is not None and lead.text.endswith(":") and not lead.procedure:
+                start = i
+                if lead is not None and not lead.procedure:
                     units.pop()
-                    steps = [*lead.sentences, *steps]
-                    i = lead.position
-                units.append(Unit(tuple(steps), passage, hit.rank, i))
+                    steps, start = [*lead.sentences, *steps], lead.position
+                units.append(Unit(tuple(steps), passage, hit.rank, start, "steps"))
+                i = j
+                continue
+            if mark == "item" and lead is not None and not lead.procedure:
+                # "Storage per plan:" and its items: one list, quoted with its lead.
+                j = i
+                while j < len(marked) and marked[j][1] == "item" and j - i < MAX_LIST_ITEMS:
+                    j += 1
+                units.pop()
+                items = tuple(m[0] for m in marked[i:j])
+                units.append(
+                    Unit((*lead.sentences, *items), passage, hit.rank, lead.position, "list")
+                )
                 i = j
                 continue
             text = sentence if not question else general_part(sentence, question)
@@ -139,7 +175,7 @@ def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
     return units
 
 
-def _continues(marked: list[tuple[str, bool]], j: int) -> bool:
+def _continues(marked: list[tuple[str, str]], j: int) -> bool:
     """A sentence inside a prose procedure that is not a step of its own ("When ..., you can")."""
     return j + 1 < len(marked) and bool(_STEP.match(marked[j + 1][0]))
 
@@ -160,6 +196,8 @@ _SPECIFIC = re.compile(
     r"confirmed|credited|issued|moved|fixed|reissued|restored|unblocked|lifted|sent you)\b"
     r"|\b(?:yesterday|today|tomorrow|last (?:week|month|night)|this (?:week|month|morning))\b"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:on|last|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
     r"|\b[A-Z]{2,}-\d{3,}(?:-\d+)*\b|\bacct_\w+|[\w.+-]+@[\w-]+\.[\w.]+",
     re.IGNORECASE,
 )

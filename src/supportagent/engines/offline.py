@@ -13,11 +13,12 @@ was asked (``engines.offline_check``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
-from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts
+from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts, stated_by
 from supportagent.agent.questions import Question, ticket_questions
 from supportagent.domain import (
     Classification,
@@ -148,6 +149,7 @@ def _choose(
             twin = scorer.article_twin(pick)  # an article over a resolved ticket saying the same
             if twin is not None and twin.typed >= pick.typed:
                 pick = twin
+            pick = replace(pick, unit=pick.unit.narrowed(question.text))
             if all(_distinct(pick.unit, c.unit) for c in chosen) and len(chosen) < MAX_UNITS:
                 chosen.append(pick)
     return chosen, answers, unanswered
@@ -184,7 +186,7 @@ def _with_other_sides(
             if other is None:
                 continue
             unit = next(
-                (u for u in units if u.passage_id == other.passage_id and other.sentence in u.text),
+                (u for u in units if u.passage_id == other.passage_id and stated_by(u.text, other)),
                 None,
             )
             if unit is not None and all(_distinct(unit, c.unit) for c in out):
@@ -204,14 +206,15 @@ def _other_side(unit: Unit, conflict: Conflict, ticket: Ticket) -> Fact | None:
 def _dropped(previous: Draft | None, verdict: Verdict | None) -> set[str]:
     """Sentences the checker objected to, which a revision must not quote again.
 
-    Sentences flagged because the evidence contradicts itself stay: dropping them would hide
-    the contradiction; the pipeline then sees an unchanged draft and escalates.
+    Sentences flagged because the evidence contradicts itself, or because they state an
+    exception whose rule the drafter cannot quote, stay: dropping them would hide the
+    disagreement; the pipeline then sees an unchanged draft and escalates.
     """
     if previous is None or verdict is None:
         return set()
     drop: set[str] = set()
     for problem in verdict.problems:
-        if problem.code == "conflicting_evidence":
+        if problem.code in ("conflicting_evidence", "one_sided_exception"):
             continue
         if problem.sentence is None:
             if problem.code in ("off_topic", "missing_answer"):

@@ -51,6 +51,8 @@ _MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", 
 _MINIMUM_A = re.compile(r"\b(?:or newer|or later|or higher|at least|minimum|requires?)\b", re.I)
 _MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
 _MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
+#: NAME questions whose focus any name answers.
+_ANY_NAME = frozenset({"", "name", "command", "code"})
 _VAGUE = re.compile(r"\b(?:this|that|it|these|those|one)\b", re.I)
 
 
@@ -114,10 +116,10 @@ class UnitScorer:
     def _query(self, question: Question) -> str:
         """The question, with the subject when the question alone is vague ("Is it safe?")."""
         text = question.text
-        vague = len(text.split()) <= 8 or _VAGUE.search(text)
-        if self.subject and vague and self.subject.lower() not in text.lower():
-            return f"{self.subject}: {text}"
-        return text
+        if not (len(text.split()) <= 8 or _VAGUE.search(text)):
+            return text
+        lead = [p for p in (self.subject, question.context) if p and p.lower() not in text.lower()]
+        return " ".join([*lead, text])
 
     def lexical(self, q: int, u: int) -> float:
         weights = self._terms[q]
@@ -140,6 +142,10 @@ class UnitScorer:
             # "emoji") has only its meaning to go by.
             base = max(DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical, dense - DENSE_ALONE)
         typed = has_answer(unit.text, question)
+        if typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
+            # "Which event ...?" wants an event's name: where the unit or its section says so.
+            where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
+            typed = question.focus.rstrip("s")[:6] in where.lower()
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
         # "The minimum version" is not "the current version"; nor "up to" a typical value.
