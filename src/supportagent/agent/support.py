@@ -4,8 +4,8 @@ For drafts that paraphrase (a model's), a verbatim test is no use. Each answer s
 against the passages: the share of its content words they contain (in the passage that covers
 it best, and in all of them), its numbers, identifiers and URLs (each must appear), and, with an
 embedder, how close in meaning it is to the closest passage sentence. An answer is unsupported
-when one of its claims is: a number or name no passage has, or a sentence whose words and
-meaning are both far from every passage. Sentences that only frame the answer ("Based on the
+when a claim has a number or name no passage has, or when two or more claims are far from every
+passage in both words and meaning. Sentences that only frame the answer ("Based on the
 passages, ...", "I hope this helps") are not claims. The thresholds were set on the RAGTruth QA
 dev half (``supportagent eval checker ../shared/eval/ragtruth_qa_dev``; docs/drafting.md).
 """
@@ -23,12 +23,12 @@ from supportagent.agent.grounding import content_words, fact_keys, mentions
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
-#: A sentence is a weak claim below this share of its content words in the passages ...
+#: A sentence is a weak claim below this share of its content words in one passage ...
 MIN_WORD_SUPPORT = 0.5
 #: ... unless its meaning is this close to a passage sentence.
-MIN_MEANING = 0.72
-#: A sentence this far from the passages in words and meaning is unsupported outright.
-MIN_WORD_SUPPORT_ALONE = 0.34
+MIN_MEANING = 0.85
+#: An answer with this many weak claims is unsupported (one may be a loose paraphrase).
+MAX_WEAK_CLAIMS = 2
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _FRAME = re.compile(
@@ -49,16 +49,15 @@ class SentenceSupport:
     missing_facts: tuple[str, ...]
 
     @property
-    def supported(self) -> bool:
-        if self.missing_facts:
-            return False
-        if self.words_all < MIN_WORD_SUPPORT_ALONE and (
+    def weak(self) -> bool:
+        """Far from every passage in words and in meaning."""
+        return self.words < MIN_WORD_SUPPORT and (
             self.meaning is None or self.meaning < MIN_MEANING
-        ):
-            return False
-        return self.words >= MIN_WORD_SUPPORT or (
-            self.meaning is not None and self.meaning >= MIN_MEANING
         )
+
+    @property
+    def supported(self) -> bool:
+        return not self.missing_facts and not self.weak
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +70,10 @@ class SupportJudgement:
 
     @property
     def supported(self) -> bool:
-        return not self.unsupported
+        """No number or name the passages lack, and fewer than MAX_WEAK_CLAIMS weak claims."""
+        if any(s.missing_facts for s in self.sentences):
+            return False
+        return sum(1 for s in self.sentences if s.weak) < MAX_WEAK_CLAIMS
 
 
 def claim_sentences(answer: str) -> list[str]:
