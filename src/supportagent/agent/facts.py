@@ -588,13 +588,19 @@ def find_conflicts(
 
 def _same_topic(a: Fact, b: Fact) -> bool:
     """True when the resolved ticket's text names the article section's subject (its
-    heading, say "Trash"). For a count ("8 times", "three more times"), of which a section has
-    few, the article's title will do ("Webhook delivery and retries")."""
+    heading, say "Trash") and, for a duration, its sentence shares a word with the section.
+    For a count ("8 times", "three more times"), of which a section has few, the article's
+    title will do ("Webhook delivery and retries")."""
     article, ticket = (a, b) if a.kind is DocKind.KB else (b, a)
     if article.kind is not DocKind.KB or ticket.kind is not DocKind.RESOLVED:
         return False
     topic = article.heading if article.dimension == "duration" else article.heading | article.title
-    return bool(topic & ticket.words)
+    if not topic & ticket.words:
+        return False
+    if article.dimension != "duration":
+        return True
+    # A section holds many durations: the ticket's sentence must speak of what this one does.
+    return bool(article.words & (frozenset(tokenize(ticket.sentence)) - _GENERIC))
 
 
 def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:

@@ -33,7 +33,7 @@ from supportagent.domain import (
 from supportagent.engines.classifier import classify_by_rules
 from supportagent.engines.extract import Unit, evidence_units, split_sentences
 from supportagent.engines.offline_check import check_draft, explain_confidence
-from supportagent.engines.scoring import Scored, UnitScorer
+from supportagent.engines.scoring import TYPED, Scored, UnitScorer
 
 __all__ = ["OfflineEngine", "split_sentences"]
 
@@ -131,6 +131,11 @@ def _choose(
             typed = next((s for s in ranked[1:4] if s.typed and s.answers), None)
             if typed is not None:
                 picks.append(typed)
+            elif question.kind in TYPED:
+                # Nothing carries what was asked ("how long" and no duration): say so.
+                unanswered.append(question)
+                answers[-1] = None
+                continue
         elif best.unit.procedure:
             # The sentence that says what the procedure is for, from the same article.
             lead = next(

@@ -195,5 +195,7 @@ def _rarity(texts: Sequence[str]) -> dict[str, float]:
 
 
 def _weights(text: str, rarity: dict[str, float]) -> dict[str, float]:
-    """The question's terms that the evidence uses at all, weighted by rarity."""
-    return {t: rarity[t] for t in set(tokenize(text)) if t in rarity}
+    """The question's terms weighted by rarity; a term no passage uses weighs most, so that
+    a question about something the evidence never mentions matches it poorly."""
+    top = max(rarity.values(), default=1.0)
+    return {t: rarity.get(t, top) for t in set(tokenize(text))}
