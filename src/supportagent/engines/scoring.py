@@ -33,7 +33,7 @@ TYPE_BONUS = 0.12
 #: An article over a resolved ticket that says the same.
 ARTICLE_BONUS = 0.03
 #: A unit must score this much to answer a question (with embeddings; without, the lexical).
-MIN_SCORE = 0.42
+MIN_SCORE = 0.35
 MIN_LEXICAL_SCORE = 0.3
 TYPED = frozenset(
     {
