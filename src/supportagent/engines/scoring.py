@@ -27,7 +27,7 @@ Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 #: Weights of meaning and terms when both are known.
 DENSE_WEIGHT = 0.6
 #: Meaning alone counts for this much less than meaning and terms together.
-DENSE_ALONE = 0.05
+DENSE_ALONE = 0.1
 #: What carrying (or lacking) the asked-for thing adds to a typed question's score.
 TYPE_BONUS = 0.12
 #: An article over a resolved ticket that says the same.
@@ -156,7 +156,7 @@ class UnitScorer:
             base += TYPE_BONUS / 2
         if unit.from_article:
             base += ARTICLE_BONUS
-        base -= 0.01 * (unit.rank - 1)
+        base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
         floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
         return Scored(unit, q, round(base, 4), typed, base >= floor)
 
