@@ -197,6 +197,15 @@ class Draft:
     confidence: float
     revision: int = 0
     tool_requests: tuple[ToolRequest, ...] = ()
+    #: The reply's opening and closing lines (the team's template), not checked as claims.
+    greeting: str = ""
+    closing: str = ""
+    #: Questions of the ticket the draft says the knowledge base does not answer.
+    unanswered: tuple[str, ...] = ()
+    #: What a reviewer must confirm (``scoped_exception``, ``partial_answer``, ...).
+    flags: tuple[str, ...] = ()
+    #: How the confidence was formed, in plain words, for the reviewer.
+    explanation: str = ""
 
     @property
     def answer(self) -> str:
@@ -205,7 +214,14 @@ class Draft:
         for s in self.sentences:
             cites = "".join(f" [{c}]" for c in s.citations)
             parts.append(f"{s.text}{cites}")
-        return " ".join(parts)
+        body = " ".join(parts)
+        if self.unanswered:
+            asked = " ".join(f"\u201c{q}\u201d" for q in self.unanswered)
+            body = (
+                f"{body}\n\nOur documentation does not answer this part of your question: "
+                f"{asked} A colleague will follow up on it."
+            ).strip()
+        return "\n\n".join(part for part in (self.greeting, body, self.closing) if part)
 
     @property
     def citations(self) -> tuple[str, ...]:

@@ -82,6 +82,8 @@ def build_pipeline(
         max_reformulations=settings.max_reformulations,
         evidence_k=settings.evidence_k,
         evidence_threshold=settings.confidence_threshold,
+        greeting=settings.draft_greeting,
+        closing=settings.draft_closing,
     )
     if isinstance(engine, LLMEngine):
         engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
