@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
+from supportagent.agent.safety import screen
 from supportagent.agent.safety_semantic import (
     CATEGORIES,
     SemanticSafety,
     SentenceScores,
     Threshold,
 )
-from supportagent.agent.safety import screen
 from supportagent.evals.catalog import find_datasets, hash_split
 from supportagent.evals.triage import MONEY_OR_ACCOUNT, TriageRow, read_triage
 from supportagent.runtime import build_semantic_safety

@@ -49,7 +49,7 @@ _INDENTED = re.compile(r"(?:(?<=\n\n)|\A)(?:(?: {4}|\t)[^\n]*(?:\n|\Z))+")
 # Ones with a digit are left alone: they are record ids (``ch_3Nk29xQ``, ``acct_93k2``) that
 # the rules exist to see, and an e-mail address is not a dotted path.
 _IDENTIFIER = re.compile(
-    r"(?<![\w.@])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+"
+    r"(?<![\w.@/:])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+"
     r"|[a-z]+[A-Z][A-Za-z0-9]*)(?:\(\))?(?!\w|\.\w)"
 )
 _DIGIT = re.compile(r"\d")

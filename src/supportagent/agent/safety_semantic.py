@@ -5,7 +5,8 @@ embedded offline (MiniLM for English; multilingual-e5 for other languages, when 
 and compared with the exemplar sentences we wrote for each category (``exemplars/safety/``)
 and with harmless ones: hard negatives (``benign.txt``: "this bug is killing me", questions
 about security features) and the classifier's exemplars of ordinary tickets. A category fires
-when a sentence is close enough to its exemplars and closer to them than to any harmless one, by thresholds calibrated on data (``safety_semantic.toml``, set by
+when a sentence is close enough to its exemplars and closer to them than to any harmless one,
+by thresholds calibrated on data (``safety_semantic.toml``, set by
 ``bench/safety_calibration.py``).
 """
 

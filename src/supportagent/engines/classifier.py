@@ -96,10 +96,11 @@ def classify_by_rules(
 ) -> Classification:
     """Bucket a ticket by patterns, in priority order; unmatched tickets are questions."""
     table = load_classifier_rules() if rules is None else tuple(rules)
-    text = prose(ticket.text)
-
-    if found := _first(table, "prompt_injection", text):
+    # Injections are read in full (an instruction inside a code block is still one); every
+    # other rule reads prose, so that no identifier in code can fire it.
+    if found := _first(table, "prompt_injection", canonical(ticket.text)):
         return found
+    text = prose(ticket.text)
     if _is_empty(ticket):
         return Classification(
             Bucket.NEEDS_HUMAN, "empty_ticket", "the ticket asks nothing", STRONG_CONFIDENCE
