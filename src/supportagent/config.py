@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     max_tokens: int | None = Field(default=None, ge=0, description="Cap on tokens per run.")
     # --- embeddings (issue: hybrid retrieval) ---
     embedder: Literal["onnx", "openai", "none"] = "onnx"
+    semantic_safety: bool = Field(
+        default=True, description="Screen each sentence's meaning, not only the rule table."
+    )
     embedding_model: str | None = None
     embedding_base_url: str | None = None
     # --- drafts ---

@@ -159,10 +159,15 @@ class SafetyResult:
 
 @dataclass(frozen=True, slots=True)
 class Classification:
+    """The classifier's bucket. ``decided_by`` names who decided: ``rules``, ``model`` (the
+    offline triage model), ``llm`` (a language model), or ``rules over llm`` when the offline
+    backstop overruled a language model."""
+
     bucket: Bucket
     reason_code: str
     reason: str
     confidence: float
+    decided_by: str = "rules"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ those records (:meth:`LLMEngine.take_calls`) to store and trace them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -25,7 +26,7 @@ from supportagent.domain import (
     ToolRequest,
     Verdict,
 )
-from supportagent.engines.classifier import classify_by_rules
+from supportagent.engines.classifier import Classifier, sure_by_rules
 from supportagent.llm.budget import Budget
 from supportagent.llm.chat import ChatModel, ToolSpec
 from supportagent.llm.prompts import load_prompt
@@ -56,9 +57,8 @@ ReasonCode = Literal[
     "prompt_injection",
     "unclear",
 ]
-#: Rule decisions a model may not overturn: a model is what an injection is aimed at, and an
-#: empty ticket gives it nothing to read. These cost no call.
-DECIDED_BY_RULES = frozenset({"prompt_injection", "empty_ticket"})
+#: Offline decisions a model may not turn into a draft: money and account matters.
+BACKSTOP_CODES = frozenset({"money_specific", "account_specific", "human_requested"})
 CHECKER = "llm"
 
 #: The demo's decoy, offered to the drafter only with ``--demo-forbidden-post``.
@@ -168,12 +168,15 @@ class LLMEngine:
         trace_prompts: bool = False,
         demo_forbidden_post: bool = False,
         description: str | None = None,
+        backstop: Classifier | None = None,
     ) -> None:
         self.budget = budget or Budget()
         self.caller = StructuredCaller(
             model, self.budget, load_prompt("repair"), cache=cache, trace_prompts=trace_prompts
         )
         self.demo_forbidden_post = demo_forbidden_post
+        #: The offline classifier, consulted after the model as a floor.
+        self.backstop = backstop or Classifier()
         self.description = description or f"llm (model {model.model})"
 
     def use_cache(self, cache: ResponseCache | None) -> None:
@@ -186,9 +189,16 @@ class LLMEngine:
     # --- the Engine protocol -------------------------------------------------------------
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
-        by_rules = classify_by_rules(ticket, safety)
-        if safety.auto_escalate or by_rules.reason_code in DECIDED_BY_RULES:
-            return by_rules
+        """The model's bucket, with the offline classifier as a floor under it.
+
+        What the rules are sure of (an injection, an empty ticket, a risk, a money or account
+        request, a person asked for, an outage) costs no call. After the call, a money or
+        account decision of the offline triage model overrules a model that would answer:
+        the model may route or escalate, never turn a risk back into ``answerable``.
+        """
+        sure = sure_by_rules(ticket, safety)
+        if sure is not None:
+            return sure
         codes = [
             {"code": code, "bucket": bucket.value, "description": text}
             for code, (bucket, text) in REASON_CODES.items()
@@ -199,9 +209,16 @@ class LLMEngine:
             {"ticket": ticket, "reason_codes": codes},
             ClassifyReply,
         ).value
-        return Classification(
-            Bucket(reply.bucket), reply.reason_code, reply.reason, reply.confidence
+        decided = Classification(
+            Bucket(reply.bucket), reply.reason_code, reply.reason, reply.confidence, "llm"
         )
+        if decided.bucket is Bucket.NEEDS_HUMAN:
+            return decided
+        floor = self.backstop.classify(ticket, safety)
+        if floor.bucket is Bucket.NEEDS_HUMAN and floor.reason_code in BACKSTOP_CODES:
+            reason = f"{floor.reason}; the model said {reply.bucket} ({reply.reason_code})"
+            return replace(floor, reason=reason, decided_by="rules over llm")
+        return decided
 
     def draft(
         self,
