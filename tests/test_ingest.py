@@ -345,12 +345,12 @@ def test_permission_denied_is_a_problem_even_as_root(
     # Root ignores file modes, so simulate the refusal where the reader opens the file.
     write(tmp_path / "good.jsonl", jsonl({"id": "A", "subject": "s"}))
     locked = write(tmp_path / "locked.jsonl", jsonl({"id": "B", "subject": "s"}))
-    real_open = Path.open
+    real_open = os.open
 
-    def refusing_open(self: Path, *args: Any, **kwargs: Any) -> Any:
-        if self == locked:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)
+    def refusing_open(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
     locked_dir = tmp_path / "private"
     write(locked_dir / "c.jsonl", jsonl({"id": "C", "subject": "s"}))
@@ -361,7 +361,7 @@ def test_permission_denied_is_a_problem_even_as_root(
             raise PermissionError(13, "Permission denied", str(folder))
         return real_scandir(folder)
 
-    monkeypatch.setattr(Path, "open", refusing_open)
+    monkeypatch.setattr(os, "open", refusing_open)
     monkeypatch.setattr(os, "scandir", refusing_scandir)
     result = read_tickets(tmp_path)
     assert ids(result) == ["A"] and result.files_read == 1

@@ -12,6 +12,18 @@ from supportagent.domain import Outcome
 INBOX_EMPTY = "inbox empty"
 STOPPED = "stopped"
 ERRORS = "errors"
+CAPS = frozenset({"max_tickets", "max_api_calls", "max_tokens"})
+
+#: Exit codes of the commands that run the inbox (`schedule`, `worker`, `inbox`): done (or
+#: stopped on request), stopped by failures, stopped by a cap with tickets still waiting.
+EXIT_DONE, EXIT_ERRORS, EXIT_CAPPED = 0, 1, 3
+
+
+def exit_code(stopped_by: str) -> int:
+    """The exit code of a run that stopped for ``stopped_by`` (README, CLI reference)."""
+    if stopped_by == ERRORS:
+        return EXIT_ERRORS
+    return EXIT_CAPPED if stopped_by in CAPS else EXIT_DONE
 
 
 @dataclass(frozen=True, slots=True)
