@@ -3,7 +3,8 @@
 Run by hand: ``.venv/bin/python bench/ingest_parsers.py`` (prints one line per case). Never run
 by the test suite. The cases are the red-team's (issue 14, finding 7 and the front-matter note):
 20,000 nested ``<div>`` (220 KB), 100,000 nested (1.1 MB), 20,000 unclosed ``<div>`` followed by
-20,000 stray ``</span>``, and 12 MB of YAML front matter.
+20,000 stray ``</span>``, 100,000 ``</`` with no ``>`` after them (the stdlib parser's own
+quadratic case), and 12 MB of YAML front matter.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def main() -> None:
         _time(f"html: {depth:,} nested <div>", len(html), lambda h=html: html_to_text(h))
     html = _stray_closers(20_000)
     _time("html: 20,000 <div> then 20,000 </span>", len(html), lambda: html_to_text(html))
+    tail = "</" * 100_000
+    _time("html: 100,000 '</' and no '>'", len(tail), lambda: html_to_text(tail))
     text = _front_matter(12)
     _time("yaml: front matter", len(text), lambda: split_front_matter(text))
 

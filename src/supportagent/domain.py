@@ -18,6 +18,9 @@ ID_RULE = (
     "ids are 1-128 letters, digits, '_', '.', ':' or '-', start with a letter or digit, "
     "and contain no spaces, slashes or '..'"
 )
+#: Longest document id the store holds: an ingested id (at most MAX_ID_CHARS) or the review
+#: loop's ``AR-<ticket id>``, three characters longer.
+MAX_DOCUMENT_ID_CHARS = 160
 #: Longest optional ticket labels, as the store's columns hold them on every database.
 MAX_CUSTOMER_CHARS = 256
 MAX_CREATED_AT_CHARS = 64

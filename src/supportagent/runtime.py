@@ -49,7 +49,11 @@ def audit_seal(settings: Settings) -> AuditSeal:
     key = settings.audit_key.get_secret_value() if settings.audit_key is not None else None
     if key is not None and (problem := key_problem(key)):
         raise UserError(problem)
-    return AuditSeal(key.encode("utf-8") if key else None, settings.resolved_audit_head_file())
+    head_file = settings.resolved_audit_head_file()
+    # The SQLite file inside the data directory is written only by processes that use this
+    # data directory, so they all write this head file; a database URL may be shared.
+    complete = settings.database_url is None and settings.audit_head_file is None
+    return AuditSeal(key.encode("utf-8") if key else None, head_file, head_file_complete=complete)
 
 
 _BACKENDS = ("sqlite", "postgresql")

@@ -50,7 +50,8 @@ def schedule(
     """Work through the inbox, K tickets at a time, until it is empty or a cap is reached.
 
     Run it again to continue where it stopped: finished tickets are never redone. Exit code 0:
-    done; 1: stopped by failures; 3: stopped by a cap with tickets still waiting.
+    done; 1: a ticket failed (it is back in the inbox); 3: stopped by a cap with tickets
+    still waiting.
     """
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
@@ -80,7 +81,7 @@ def schedule(
             else:
                 summary = scheduler.run()
         _print_summary(summary, caps)
-        return exit_code(summary.stopped_by)
+        return exit_code(summary.stopped_by, failed=bool(summary.errors))
 
     raise typer.Exit(guard(run))
 
@@ -222,7 +223,7 @@ def _print_summary(summary: RunSummary, caps: Caps) -> None:
     if summary.lost:
         console.print(f"{len(summary.lost)} tickets were taken over by another worker.")
     for ticket_id, message in summary.errors:
-        err.print(f"[red]error:[/red] {escape(ticket_id)}: {escape(message)}")
+        err.print(f"[red]error:[/red] {escape(ticket_id)}: {escape(message)}", soft_wrap=True)
 
 
 def _statuses(summary: RunSummary) -> Iterator[tuple[str, str]]:

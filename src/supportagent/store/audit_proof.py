@@ -39,7 +39,11 @@ class HeadFileCheck:
     """The head file's verdict: what it vouches for, and what disagrees with it."""
 
     found: HeadFile | None
+    #: Every append to this database writes this file (see ``AuditSeal.head_file_complete``).
+    complete: bool = False
     vouched_through: int = 0
+    #: The chain goes on past the file's last line, though the file should hold every append.
+    behind: bool = False
     problems: list[AuditProblem] = field(default_factory=list)
 
 
@@ -63,17 +67,18 @@ def describe_proof(
             )
         else:
             proves.append("the chain is empty, and its head says so")
-        if seal.keyed and macs.good and macs.head_ok:
-            before = (
-                f" (events 1 to {macs.before_key} came before the key and are covered through "
-                "the chain)"
-                if macs.before_key
-                else ""
-            )
+        if seal.keyed and macs.good and macs.head_ok and not macs.before_key:
             proves.append(
                 "the key: every event and the head carry a valid MAC under "
-                f"SUPPORTAGENT_AUDIT_KEY{before}, so nobody without the key inserted, edited, "
-                "re-hashed or appended an event, or rewrote the head"
+                "SUPPORTAGENT_AUDIT_KEY, so nobody without the key inserted, edited, re-hashed "
+                "or appended an event, or rewrote the head"
+            )
+        elif seal.keyed and macs.good and macs.head_ok:
+            first = macs.before_key + 1
+            proves.append(
+                f"the key: events {first} to {head_seq} and the head carry a valid MAC under "
+                "SUPPORTAGENT_AUDIT_KEY, and a MAC covers the chain before it, so nobody "
+                f"without the key has changed any event since event {first} was appended"
             )
         if files.found is not None and files.vouched_through:
             proves.append(
@@ -107,8 +112,15 @@ def _cannot(
             )
     elif events and not macs.seen:
         cannot.append(
-            "no event carries a MAC yet (the log was written without the key): the next event "
-            "appended with the key covers every event before it"
+            "no event carries a MAC: the log was written before SUPPORTAGENT_AUDIT_KEY was set, "
+            "or rewritten with every MAC stripped; the key cannot tell which (the head file "
+            "can), and the next event appended with the key will cover the chain as it is"
+        )
+    elif macs.before_key:
+        cannot.append(
+            f"events 1 to {macs.before_key} carry no MAC: written before SUPPORTAGENT_AUDIT_KEY "
+            f"was set, or rewritten with every MAC stripped before event {macs.before_key + 1} "
+            "was appended; the key cannot tell which (the head file can)"
         )
     cut = "cutting off the last events and moving the head back"
     replay = " (putting back an old head row with its MAC)" if seal.keyed else ""
@@ -120,7 +132,7 @@ def _cannot(
         )
         cannot.append(f"{where}: {cut}{replay} would not show")
     else:
-        if events and files.vouched_through < head_seq:
+        if events and files.vouched_through < head_seq and not files.complete:
             cannot.append(
                 f"events {files.vouched_through + 1} to {head_seq} are not in the head file "
                 "(appended from another machine or data directory, or while it could not be "

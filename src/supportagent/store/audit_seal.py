@@ -63,15 +63,29 @@ class HeadFile:
 class AuditSeal:
     """The key and the head file that seal the chain; both optional (``AuditSeal()``: neither)."""
 
-    __slots__ = ("_warned", "head_file", "key")
+    __slots__ = ("_warned", "head_file", "head_file_complete", "key")
 
-    def __init__(self, key: bytes | None = None, head_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        key: bytes | None = None,
+        head_file: Path | None = None,
+        *,
+        head_file_complete: bool = False,
+    ) -> None:
         self.key = key
         self.head_file = head_file
+        #: True when every process that appends to this database writes this head file (the
+        #: SQLite database inside the data directory): then an event missing from the file was
+        #: not appended by SupportAgent. False for a shared database (PostgreSQL), where other
+        #: machines append too.
+        self.head_file_complete = head_file_complete
         self._warned = False
 
     def __repr__(self) -> str:  # never the key itself
-        return f"AuditSeal(keyed={self.keyed}, head_file={self.head_file})"
+        return (
+            f"AuditSeal(keyed={self.keyed}, head_file={self.head_file}, "
+            f"complete={self.head_file_complete})"
+        )
 
     @property
     def keyed(self) -> bool:

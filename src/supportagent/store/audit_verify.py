@@ -14,6 +14,7 @@ What is checked, from one consistent snapshot of the database:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,10 +31,12 @@ from supportagent.store.audit import (
     event_hash,
 )
 from supportagent.store.audit_proof import HeadFileCheck, MacCheck, describe_proof
-from supportagent.store.audit_seal import AuditSeal, HeadFile
+from supportagent.store.audit_seal import AuditSeal
 
 #: Rows past the head named one by one; the rest are counted.
 _MAX_NAMED = 20
+#: How long verify waits for a just-committed append to write its head-file line.
+_SETTLE_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ def verify(
     problems.extend(_past_the_head(past, head_seq))
     macs = walk.mac_check(head_seq, head_hash, head_mac)
     problems.extend(macs.problems)
-    files = _check_head_file(seal.read_head_file(), walk.hashes, head_seq)
+    files = _check_head_file(seal, walk.hashes, head_seq)
     problems.extend(files.problems)
     anchored = _check_anchor(anchor, walk.hashes, problems)
     problems.sort(key=lambda p: p.seq)
@@ -271,10 +274,19 @@ def _recorded_tamper(row: Mapping[str, Any]) -> AuditProblem:
     )
 
 
-def _check_head_file(
-    found: HeadFile | None, hashes: Mapping[int, str], head_seq: int
-) -> HeadFileCheck:
-    check = HeadFileCheck(found)
+def _check_head_file(seal: AuditSeal, hashes: Mapping[int, str], head_seq: int) -> HeadFileCheck:
+    check = _compare_head_file(seal, hashes, head_seq)
+    if check.behind:
+        # An append that committed just before the snapshot may not have written its line yet
+        # (the line follows the commit): look once more before calling the tail forged.
+        time.sleep(_SETTLE_SECONDS)
+        check = _compare_head_file(seal, hashes, head_seq)
+    return check
+
+
+def _compare_head_file(seal: AuditSeal, hashes: Mapping[int, str], head_seq: int) -> HeadFileCheck:
+    found = seal.read_head_file()
+    check = HeadFileCheck(found, complete=seal.head_file_complete)
     if found is None:
         return check
     for line in found.malformed[:3]:
@@ -310,6 +322,20 @@ def _check_head_file(
         )
     good = [e.seq for e in found.entries if e.seq <= head_seq and hashes.get(e.seq) == e.digest]
     check.vouched_through = max(good, default=0)
+    if seal.head_file_complete and not cut and not wrong and check.vouched_through < head_seq:
+        check.behind = True
+        start = check.vouched_through + 1
+        span = f"event {start} is" if start == head_seq else f"events {start} to {head_seq} are"
+        check.problems.append(
+            AuditProblem(
+                start,
+                "forged",
+                f"{span} not in the head file {found.path}, which every "
+                "append to this database records: they were appended by something other than "
+                "SupportAgent, with the head moved to match (or the head file could not be "
+                "written: see the warnings of the process that appended them)",
+            )
+        )
     return check
 
 

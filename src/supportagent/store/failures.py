@@ -28,6 +28,8 @@ _SQLITE: dict[str, str] = {
     "that process has finished",
     "SQLITE_LOCKED": "{where} stayed locked by another process for 30 seconds. Run again when "
     "that process has finished",
+    "SQLITE_IOERR_SHORT_READ": "{where} is damaged (cut short: it ends before its own pages "
+    "do). Restore it from a backup, or move it away to start afresh",
     "SQLITE_IOERR": "the disk failed while reading or writing {where} (an input/output error). "
     "Check the disk and the file system, then run again",
     "SQLITE_PERM": "{where} may not be opened by this user. Fix the file's permissions",

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
+from supportagent.domain import MAX_DOCUMENT_ID_CHARS
 from supportagent.store import tables as t
 from supportagent.store.audit_migrations import m002_audit_events, m007_audit_seal
 from supportagent.store.claims import m005_ticket_claims
@@ -33,6 +34,20 @@ def m006_counters(conn: sa.Connection) -> None:
     conn.execute(t.counters.insert().values(name="documents", value=count))
 
 
+def m008_document_ids(conn: sa.Connection) -> None:
+    """Document ids up to 160 characters, so that ``AR-`` plus a 128-character ticket id fits.
+
+    PostgreSQL refused such a resolved record, and with it the approval; SQLite does not hold
+    strings to their declared width, so only PostgreSQL needs the change.
+    """
+    if conn.dialect.name == "postgresql":
+        width = MAX_DOCUMENT_ID_CHARS
+        for table, column in (("documents", "id"), ("reviews", "resolved_doc_id")):
+            conn.execute(
+                sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE VARCHAR({width})")
+            )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", m001_initial),
     ("002_audit_events", m002_audit_events),
@@ -41,6 +56,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("005_ticket_claims", m005_ticket_claims),
     ("006_counters", m006_counters),
     ("007_audit_seal", m007_audit_seal),
+    ("008_document_ids", m008_document_ids),
 ]
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from supportagent.domain import MAX_CREATED_AT_CHARS, MAX_CUSTOMER_CHARS, MAX_ID_CHARS
+from supportagent.domain import (
+    MAX_CREATED_AT_CHARS,
+    MAX_CUSTOMER_CHARS,
+    MAX_DOCUMENT_ID_CHARS,
+    MAX_ID_CHARS,
+)
 
 metadata = sa.MetaData()
 
@@ -34,7 +39,7 @@ tickets = sa.Table(
 documents = sa.Table(
     "documents",
     metadata,
-    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("id", sa.String(MAX_DOCUMENT_ID_CHARS), primary_key=True),  # widened in 008
     sa.Column("kind", sa.String(16), nullable=False, index=True),
     sa.Column("title", sa.Text, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
@@ -85,7 +90,7 @@ reviews = sa.Table(
     sa.Column("reviewer", sa.String(128), nullable=False),
     sa.Column("final_text", sa.Text),
     sa.Column("reason", sa.Text),
-    sa.Column("resolved_doc_id", sa.String(128)),
+    sa.Column("resolved_doc_id", sa.String(MAX_DOCUMENT_ID_CHARS)),  # widened in 008
     sa.Column("decided_at", sa.DateTime(timezone=True), nullable=False),
     sa.UniqueConstraint("outcome_id", name="uq_review_outcome"),
 )
