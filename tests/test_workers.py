@@ -241,8 +241,11 @@ def test_a_worker_killed_mid_ticket_loses_nothing_and_stages_nothing_twice(
 @pytest.mark.parametrize("seeded", ["sqlite"], indirect=True)
 def test_two_workers_share_one_sqlite_file(seeded: tuple[str, Store], tmp_path: Path) -> None:
     url, store = seeded
-    store.add_tickets(make_tickets(30, "S"))
     workers = [Worker(env_for(url), tmp_path / f"w{i}.log") for i in range(2)]
+    # Both running before the tickets arrive: on a busy machine one worker could otherwise
+    # finish all 30 before the other has even started, and be stopped mid-start.
+    wait_until(lambda: all("started" in w.log.read_text() for w in workers), "both workers")
+    store.add_tickets(make_tickets(30, "S"))
     wait_until(lambda: open_count(store) == 0, "every ticket to be staged")
     assert stop_all(workers) == [0, 0]
     assert_each_staged_once(store, 30)

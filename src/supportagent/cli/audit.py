@@ -77,7 +77,7 @@ def audit_verify(
             return 0
         err.print(f"[red]Audit log broken:[/red] {len(report.problems)} problem(s)")
         for problem in report.problems[:_MAX_SHOWN]:
-            err.print(f"  {escape(problem.message)}")
+            err.print(f"  {escape(problem.message)}", soft_wrap=True)
         if len(report.problems) > _MAX_SHOWN:
             err.print(f"  ... and {len(report.problems) - _MAX_SHOWN} more")
         _print_list(err, "What this check cannot prove:", report.cannot)

@@ -56,6 +56,12 @@ def schedule(
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
+        stop = threading.Event()
+        # From the start, so that a SIGTERM while the store and index load is a clean stop too.
+        with _stop_on_signals(stop):
+            return work(stop)
+
+    def work(stop: threading.Event) -> int:
         claims, pipeline = _agent(settings, lease)
         if retry_escalated:
             console.print(f"{claims.requeue_escalated()} escalated tickets put back in the inbox.")
@@ -67,19 +73,19 @@ def schedule(
             caps=caps,
             wait_for_held=True,
             poll_seconds=min(1.0, lease / 3),
+            stop=stop,
         )
         backlog = claims.backlog()
         console.print(
             f"engine: {pipeline.engine.name}; {backlog.free + backlog.held} tickets to handle; "
             f"concurrency {concurrency}"
         )
-        with _stop_on_signals(scheduler.stop):
-            if live and console.is_terminal:
-                view = Live(get_renderable=lambda: _view(scheduler.snapshot()), console=console)
-                with view:
-                    summary = scheduler.run()
-            else:
+        if live and console.is_terminal:
+            view = Live(get_renderable=lambda: _view(scheduler.snapshot()), console=console)
+            with view:
                 summary = scheduler.run()
+        else:
+            summary = scheduler.run()
         _print_summary(summary, caps)
         return exit_code(summary.stopped_by, failed=bool(summary.errors))
 
@@ -105,12 +111,19 @@ def worker(
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
+        stop = threading.Event()
+        # From the start: a SIGTERM while the store and index load stops the worker cleanly.
+        with _stop_on_signals(stop):
+            return work(stop)
+
+    def work(stop: threading.Event) -> int:
         claims, pipeline = _agent(settings, lease)
         scheduler = Scheduler(
             pipeline,
             claims=claims,
             concurrency=concurrency,
             caps=Caps(None, settings.max_api_calls, settings.max_tokens),
+            stop=stop,
             follow=True,
             poll_seconds=poll,
             grace_seconds=grace,
@@ -121,8 +134,7 @@ def worker(
             f"worker {claims.worker} started: engine {pipeline.engine.name}, "
             f"concurrency {concurrency}"
         )
-        with _stop_on_signals(scheduler.stop):
-            summary = scheduler.run()
+        summary = scheduler.run()
         _log(
             f"worker {claims.worker} stopped ({summary.stopped_by}): {summary.processed} "
             f"tickets handled, {len(summary.handed_back)} handed back"
