@@ -66,6 +66,15 @@ class Settings(BaseSettings):
         default="Best regards,\nThe support team",
         description="Last lines of every draft staged for review (\\n for a line break).",
     )
+    # --- audit log (docs/review.md) ---
+    audit_key: SecretStr | None = Field(
+        default=None, description="Key for the audit log's MACs; never written anywhere."
+    )
+    audit_head_file: str | None = Field(
+        default=None,
+        description="Append-only record of the audit head; default: audit-head.log in home; "
+        "'off' keeps none.",
+    )
     # --- web ---
     host: str = "127.0.0.1"
     port: int = Field(default=5050, ge=1, le=65535)
@@ -81,6 +90,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_home(cls, value: object) -> object:
         return Path(value).expanduser() if isinstance(value, str) else value
+
+    def resolved_audit_head_file(self) -> Path | None:
+        """Where the audit head file is, or None when it is switched off."""
+        value = (self.audit_head_file or "").strip()
+        if value.lower() == "off":
+            return None
+        return Path(value).expanduser() if value else self.home / "audit-head.log"
 
     def resolved_database_url(self) -> str:
         """The database URL, with ``postgresql://`` mapped to the psycopg 3 driver."""
