@@ -34,6 +34,9 @@ OUT = Path(__file__).resolve().parents[1] / "src/supportagent/engines" / MODEL_F
 L2 = 1e-3
 EPOCHS = 1200
 ANSWERABLE_MIN = 0.5
+#: Chosen on the tune halves (mean bucket accuracy over every set, shifts 0 to 1 by 0.25):
+#: 0.25 was best (0.872 against 0.870 unshifted).
+ANSWERABLE_SHIFT = 0.25
 RISKS = ("self_harm_risk", "security_incident", "payment_fraud", "legal_threat")
 
 
@@ -70,6 +73,7 @@ def main() -> None:
         "l2": L2,
         "epochs": EPOCHS,
         "answerable_min": ANSWERABLE_MIN,
+        "answerable_shift": ANSWERABLE_SHIFT,
         "embedder": embedder.model_id,
     }
     TriageModel(weights, bias, meta).save(OUT)

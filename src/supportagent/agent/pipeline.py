@@ -16,7 +16,6 @@ from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
 from supportagent.agent.facts import extract_facts, find_conflicts
 from supportagent.agent.grounding import check_grounding, exception_flags
 from supportagent.agent.knowledge import Knowledge
-from supportagent.agent.language import detect_language, language_name
 from supportagent.agent.questions import ticket_prose, ticket_questions
 from supportagent.agent.safety import default_screen
 from supportagent.agent.tools import GateDecision, ToolDenied, ToolGate
@@ -37,6 +36,7 @@ from supportagent.domain import (
 from supportagent.engines.base import Engine
 from supportagent.engines.llm import MeteredEngine
 from supportagent.errors import ModelError, UserError
+from supportagent.language import detect_language, language_name
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
 from supportagent.store.store import AttemptHistory, Store, TraceBatch
 

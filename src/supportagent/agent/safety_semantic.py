@@ -20,8 +20,8 @@ from importlib import resources
 
 import numpy as np
 
-from supportagent.agent.language import language_of
 from supportagent.domain import Ticket
+from supportagent.language import language_of
 from supportagent.retrieval.dense import OnnxMiniLM, Vectors
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available

@@ -16,6 +16,7 @@ from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
 from supportagent.engines.triage_model import TriageModel, default_model, ticket_features
+from supportagent.language import ENGLISH, detect_language
 from supportagent.retrieval.dense import Embedder, OnnxMiniLM
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.ruletable import (
@@ -133,11 +134,10 @@ def sure_by_rules(
     ticket: Ticket, safety: SafetyResult, rules: Sequence[ClassifierRule] | None = None
 ) -> Classification | None:
     """What the rules are sure of (an injection, an empty ticket, a risk, a money or account
-    request, a request for a person, an outage), or None: then the triage model decides."""
+    request, a request for a person, an outage, a bug report, a feature request, feedback),
+    or None: then the triage model decides."""
     decision = classify_by_rules(ticket, safety, rules)
-    if decision.reason_code in (*ROUTING_CODES, "question"):
-        return None
-    return decision
+    return None if decision.reason_code == "question" else decision
 
 
 def routing_matches(ticket: Ticket, rules: Sequence[ClassifierRule] | None = None) -> list[str]:
@@ -176,6 +176,15 @@ class Classifier:
         sure = sure_by_rules(ticket, safety, self._rules)
         if sure is not None:
             return sure
+        language = detect_language(ticket.text)
+        if language.reliable and language.code != ENGLISH:
+            # The model reads MiniLM vectors, which only mean something in English; the
+            # pipeline's language gate and the llm engine take it from here.
+            reason = (
+                f"no rule matched; the triage model reads English only and the ticket is in "
+                f"{language.name}"
+            )
+            return Classification(Bucket.ANSWERABLE, "question", reason, DEFAULT_CONFIDENCE)
         routing = routing_matches(ticket, self._rules)
         p = self.model.probabilities(ticket_features(ticket, routing, self.embedder))
         scores = ", ".join(f"{b.value} {v:.2f}" for b, v in p.items())

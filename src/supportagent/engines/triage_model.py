@@ -82,6 +82,13 @@ class TriageModel:
     meta: dict[str, Any]
 
     @property
+    def answerable_shift(self) -> float:
+        """Added to the answerable logit: the training sets hold far more account and money
+        requests than a product's inbox does once the rules have taken theirs (set on the
+        tune halves by bench/train_triage.py)."""
+        return float(self.meta.get("answerable_shift", 0.0))
+
+    @property
     def answerable_min(self) -> float:
         """Below this probability a ticket is not positively a question: ``uncertain``."""
         return float(self.meta.get("answerable_min", 0.5))
@@ -93,6 +100,7 @@ class TriageModel:
                 "; retrain it with bench/train_triage.py"
             )
         z = features @ self.weights + self.bias
+        z[0] += self.answerable_shift
         p = np.exp(z - z.max())
         p /= p.sum()
         return {bucket: float(v) for bucket, v in zip(BUCKETS, p, strict=True)}
