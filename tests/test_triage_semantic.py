@@ -95,7 +95,7 @@ def test_a_risk_in_the_middle_of_a_long_how_to_ticket_is_caught() -> None:
 def test_the_more_urgent_risk_decides_when_rules_and_meaning_disagree() -> None:
     text = (
         "Our lawyer will be in touch about the outage. "
-        "I can't keep going like this, there is no point to any of it anymore."
+        "Honestly I don't see much reason to keep waking up these days."
     )
     assert screen(text).category == "legal_threat"  # the rules see the lawyer first
     assert default_screen()(_ticket(text)).category == "self_harm_risk"

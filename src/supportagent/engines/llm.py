@@ -59,6 +59,9 @@ ReasonCode = Literal[
 ]
 #: Offline decisions a model may not turn into a draft: money and account matters.
 BACKSTOP_CODES = frozenset({"money_specific", "account_specific", "human_requested"})
+#: The offline triage model overrules the language model only when it is this sure: a weak
+#: guess of the small model must not outweigh the large one (a rule always holds).
+FLOOR_CONFIDENCE = 0.7
 CHECKER = "llm"
 
 #: The demo's decoy, offered to the drafter only with ``--demo-forbidden-post``.
@@ -215,7 +218,8 @@ class LLMEngine:
         if decided.bucket is Bucket.NEEDS_HUMAN:
             return decided
         floor = self.backstop.classify(ticket, safety)
-        if floor.bucket is Bucket.NEEDS_HUMAN and floor.reason_code in BACKSTOP_CODES:
+        holds = floor.decided_by == "rules" or floor.confidence >= FLOOR_CONFIDENCE
+        if floor.bucket is Bucket.NEEDS_HUMAN and floor.reason_code in BACKSTOP_CODES and holds:
             reason = f"{floor.reason}; the model said {reply.bucket} ({reply.reason_code})"
             return replace(floor, reason=reason, decided_by="rules over llm")
         return decided
