@@ -160,7 +160,7 @@ def test_a_key_chooses_the_llm_engine_and_the_cli_names_the_model(
     result = runner.invoke(app, ["agent", "T-2004"])
     assert result.exit_code == 0, result.output
     assert f"engine: llm (model stub-model, profile compatible, {llm_stub.url})" in result.output
-    assert "model calls: 3;" in result.output
+    assert "model requests: 3 for 3 calls;" in result.output
     assert KEY not in result.output
     offline = runner.invoke(app, ["--engine", "offline", "agent", "T-2002"])
     assert "engine: offline" in offline.output and len(llm_stub.requests) == 3
@@ -171,5 +171,6 @@ def test_a_deepseek_key_in_dotenv_chooses_deepseek(tmp_path: Path) -> None:
     engine = build_engine(load_settings())
     assert isinstance(engine, LLMEngine)
     assert engine.description == (
-        "llm (model deepseek-chat, profile deepseek, https://api.deepseek.com)"
+        "llm (model deepseek-chat, profile deepseek, https://api.deepseek.com) "
+        "[profile: the default endpoint; timeout 60 s]"
     )

@@ -108,9 +108,9 @@ def test_one_ticket_three_calls_with_the_evidence_in_the_messages(
     ]
     records = model_call_records(store, TICKET)
     assert [(r["stage"], r["prompt"], r["status"]) for r in records] == [
-        ("classify", "classify@1", "ok"),
-        ("draft", "draft@1", "ok"),
-        ("check", "check@1", "ok"),
+        ("classify", "classify@2", "ok"),
+        ("draft", "draft@2", "ok"),
+        ("check", "check@2", "ok"),
     ]
 
 
@@ -325,7 +325,7 @@ def test_prompts_are_traced_only_when_asked(
     models = [e for e in store.trace("T-2002") if e["stage"] == "model"]
     body = store.get_ticket("T-2002").body
     assert body in models[0]["detail"]["messages"][1]["content"]
-    assert json.loads(models[0]["detail"]["reply"])["bucket"] == "answerable"
+    assert json.loads(models[0]["detail"]["reply"])["reason_code"] == "question"
 
 
 def test_the_key_never_lands_in_store_traces_logs_or_records(
@@ -428,4 +428,4 @@ def test_the_evidence_assessor_is_asked_only_when_the_signals_are_ambiguous(
     assert assessed[0]["status"] == "sufficient" and "rate" in assessed[0]["detail"]["reason"]
     assert outcome.status is Status.PENDING_REVIEW  # the assessor overruled the torn signals
     records = model_call_records(store, "T-AMB")
-    assert [r["prompt"] for r in records][:2] == ["classify@1", "assess@1"]
+    assert [r["prompt"] for r in records][:2] == ["classify@2", "assess@2"]

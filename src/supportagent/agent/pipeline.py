@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from supportagent.agent.conflicts import confirm_model_conflicts
 from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
 from supportagent.agent.grounding import check_grounding
 from supportagent.agent.knowledge import Knowledge
@@ -327,10 +328,13 @@ class Pipeline:
                 assert verdict is not None
                 return draft, verdict
             notify("check")
-            verdict = check_grounding(draft, [*passages, *context])
-            if verdict.passed:
+            grounding = check_grounding(draft, [*passages, *context])
+            verdict = grounding
+            if grounding.passed:
                 verdict = self.engine.check(ticket, draft, hits)
                 self._record_model_calls(trace)
+                # A model's word alone is not a conflict that stops the revisions.
+                verdict = confirm_model_conflicts(verdict, grounding, [*passages, *context])
             trace.add(
                 "check",
                 "pass" if verdict.passed else "fail",

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.errors import ConflictError, NotFoundError, UserError
+from supportagent.runtime import run_budget
 from supportagent.store.store import Store
 from supportagent.web import api, auth, pages
 from supportagent.web.deps import AppState, render
@@ -39,7 +40,12 @@ def create_app(
     Without a token only loopback Host names are answered (``allowed_hosts`` overrides).
     """
     knowledge = Knowledge.from_store(store, settings)
-    worker = AgentWorker(settings, store, knowledge, max_tickets=max_tickets) if work else None
+    budget = run_budget(settings)  # the worker and /triage share the run's caps
+    worker = (
+        AgentWorker(settings, store, knowledge, max_tickets=max_tickets, budget=budget)
+        if work
+        else None
+    )
     security = Security.from_settings(settings.token, allowed_hosts)
 
     @asynccontextmanager
@@ -59,7 +65,7 @@ def create_app(
         ),
         lifespan=lifespan,
     )
-    app.state.supportagent = AppState(settings, store, knowledge, worker, security)
+    app.state.supportagent = AppState(settings, store, knowledge, worker, security, budget)
     app.state.security = security
     app.add_middleware(Guard, security=security, max_body=max_body)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")

@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.domain import is_valid_id
+from supportagent.llm.budget import Budget
 from supportagent.store.store import Store
 from supportagent.web.security import Security
 from supportagent.web.worker import AgentWorker
@@ -36,6 +37,8 @@ class AppState:
     knowledge: Knowledge
     worker: AgentWorker | None
     security: Security
+    #: The run's model budget, shared by the worker and /triage: one cap for the process.
+    budget: Budget | None = None
 
 
 def get_state(request: Request) -> AppState:

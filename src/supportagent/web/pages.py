@@ -33,7 +33,7 @@ def _monitor(state: AppState) -> dict[str, Any]:
     return {
         "snapshot": snapshot,
         "counters": counters(state.store.status_counts()),
-        "caps": caps(snapshot, state.settings),
+        "caps": caps(snapshot, state.settings, state.budget),
         "phases": PHASES,
         "rows": ticket_rows(state.store, snapshot),
         "activity": recent_activity(state.store),
