@@ -429,3 +429,39 @@ def test_the_evidence_assessor_is_asked_only_when_the_signals_are_ambiguous(
     assert outcome.status is Status.PENDING_REVIEW  # the assessor overruled the torn signals
     records = model_call_records(store, "T-AMB")
     assert [r["prompt"] for r in records][:2] == ["classify@2", "assess@2"]
+
+
+def test_the_checker_is_sent_only_the_passages_the_draft_cites(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    import re
+
+    settings = stub_settings(llm_stub, tmp_path)
+    outcome = run(settings, demo, stub_engine(settings))
+    draft, check = llm_stub.requests[1], llm_stub.requests[2]
+    offered = re.findall(r'<<<PASSAGE id="([^"]+)"', draft.prompt)
+    shown = re.findall(r'<<<PASSAGE id="([^"]+)"', check.prompt)
+    assert outcome.draft is not None and len(offered) > len(shown)
+    assert shown == [p for p in offered if p in outcome.draft.citations]
+
+
+def test_the_evidence_is_trimmed_to_what_fits_the_context_window(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    import re
+
+    from supportagent.llm.budget import estimate_tokens
+
+    settings = stub_settings(llm_stub, tmp_path, llm_context=1500)
+    run(settings, demo, stub_engine(settings))
+    draft = next(r for r in llm_stub.requests if r.stage == "draft")
+    kept = re.findall(r'<<<PASSAGE id="([^"]+)"', draft.prompt)
+    hits = [
+        h["id"]
+        for e in demo[0].trace(TICKET)
+        if e["stage"] == "retrieve"
+        for h in e["detail"]["hits"]
+    ]
+    assert 1 <= len(kept) < len(hits) and kept == hits[: len(kept)]  # the best ones, in order
+    chars = sum(len(m["content"]) for m in draft.messages)
+    assert estimate_tokens(chars, len(draft.messages)) + draft.body["max_tokens"] <= 1500

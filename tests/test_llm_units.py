@@ -248,10 +248,20 @@ def test_the_reply_schemas_suit_strict_structured_output() -> None:
                 found.extend(objects(value))
         return found
 
-    for model in (ClassifyReply, DraftReply, CheckReply, ReformulateReply):
-        for obj in objects(model.model_json_schema()):
+    from supportagent.engines.llm_replies import check_schema, draft_schema
+
+    schemas = [m.model_json_schema() for m in (ClassifyReply, DraftReply, CheckReply)]
+    schemas += [ReformulateReply.model_json_schema(), AssessReply.model_json_schema()]
+    schemas += [draft_schema(["kb-a#x", "RT-1#answer"]), check_schema(["kb-a#x"])]
+    for schema in schemas:
+        for obj in objects(schema):
             assert obj["additionalProperties"] is False
             assert set(obj["required"]) == set(obj["properties"])  # type: ignore[arg-type]
+    cite = schemas[-2]["$defs"]["SentenceOut"]["properties"]["citations"]["items"]
+    assert cite == {"type": "string", "enum": ["kb-a#x", "RT-1#answer"]}
+    assert DraftReply.model_json_schema()["$defs"]["SentenceOut"]["properties"]["citations"][
+        "items"
+    ] == {"type": "string"}  # the narrowed copy leaves the cached schema alone
 
 
 def test_cache_key_changes_with_prompt_version_model_and_messages() -> None:
@@ -375,3 +385,31 @@ def test_nothing_in_a_prompt_looks_like_an_id_but_the_passage_ids() -> None:
 def test_a_prompt_file_without_a_version_is_rejected() -> None:
     with pytest.raises(ValueError, match="missing version"):
         parse_prompt("name: x\nmax_tokens: 1\nsystem: s\nuser: u\n")
+
+
+# --- the timeline's model rows ------------------------------------------------------------------
+
+
+def test_a_model_row_shows_stage_prompt_tokens_time_retries_and_error() -> None:
+    from supportagent.render import model_call_summary
+    from supportagent.web.trace_view import model_calls
+
+    detail = {
+        "call": "draft",
+        "prompt": "draft@2",
+        "model": "qwen",
+        "prompt_tokens": 1412,
+        "completion_tokens": 188,
+        "latency_ms": 97100.0,
+        "cache_hit": False,
+        "retries": 1,
+        "requests": 2,
+        "error": "the JSON does not match the schema: confidence: Field required",
+    }
+    line = model_call_summary(detail)
+    assert line.startswith("draft (draft@2), 1,412 + 188 tokens, 97.1 s, 2 requests (1 retries)")
+    assert line.endswith(": the JSON does not match the schema: confidence: Field required")
+    assert "cache hit" in model_call_summary({**detail, "cache_hit": True})
+    [call] = model_calls([{"stage": "model", "status": "invalid", "detail": detail}])
+    assert (call.purpose, call.status, call.requests, call.retries) == ("draft", "invalid", 2, 1)
+    assert call.error == detail["error"] and call.latency_ms == 97100.0

@@ -17,7 +17,11 @@ from supportagent.llm.structured import reply_schema
 
 #: Reason codes the model may give, the bucket each one means, and how the prompt explains it.
 REASON_CODES: dict[str, tuple[Bucket, str]] = {
-    "question": (Bucket.ANSWERABLE, "a how-to or product question"),
+    "question": (
+        Bucket.ANSWERABLE,
+        "asks how something works or how to do something, or what a limit, price or policy "
+        "is (most tickets)",
+    ),
     "bug_report": (Bucket.NOT_A_QUESTION, "something is broken or behaves wrongly"),
     "feature_request": (Bucket.NOT_A_QUESTION, "asks for something the product does not do"),
     "feedback": (Bucket.NOT_A_QUESTION, "praise or a complaint, with no question"),
@@ -67,8 +71,8 @@ def _probability(value: float) -> float:
 class ClassifyReply(_Reply):
     """The bucket follows from the reason code, so the two can never disagree."""
 
-    reason: str
     reason_code: ReasonCode
+    reason: str
     confidence: float
 
     _confidence = field_validator("confidence")(_probability)
