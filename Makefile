@@ -1,29 +1,43 @@
 # Two commands: `make run` and `make test`. Each sets up everything it needs first.
+# `make run` installs only what running needs; `make test` adds the test extras. Each has its
+# own stamp, so a venv made by `make run` never passes for one that can run the tests.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+RUN_STAMP  := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest install clean chromium
+.PHONY: run reset test lint typecheck pytest install clean chromium
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "Python 3.11 or newer is needed (found: $$($(PYTHON) --version))"; exit 1; }
+	@echo "setting up $(VENV) (first time only)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(RUN_STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@touch $(STAMP)
+	@touch $(RUN_STAMP) $(TEST_STAMP)
 
-install: $(STAMP)
+install: $(TEST_STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/supportagent ui --demo
 
-lint: $(STAMP)
+# Back to the demo as shipped: every ticket new again, no reviews, an empty audit log.
+reset: $(RUN_STAMP)
+	$(BIN)/supportagent reset-demo --yes
+
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-typecheck: $(STAMP)
+typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 # The browser tests drive Debian's chromium: install it with apt when it is missing. If that
@@ -40,7 +54,7 @@ chromium:
 			echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests"; \
 		fi; }
 
-pytest: $(STAMP) chromium
+pytest: $(TEST_STAMP) chromium
 	$(BIN)/pytest
 
 test: lint typecheck pytest

@@ -324,4 +324,5 @@ def test_cli_review_prints_the_diff_and_the_link(store: Store) -> None:
     Pipeline(store, Knowledge.from_store(store), OfflineEngine(), PipelineConfig()).run("T-5")
     result = runner.invoke(app, ["review", "amend", "T-5", "Wait for Retry-After seconds."])
     assert result.exit_code == 0, result.output
-    assert "amended by cli" in result.output and "+Wait for Retry-After seconds." in result.output
+    assert "T-5 amended: added to the knowledge base as AR-T-5" in result.output
+    assert "by cli" in result.output and "+Wait for Retry-After seconds." in result.output

@@ -83,7 +83,10 @@ def test_review_approve_amend_reject_and_second_decision_refused(demo: None) -> 
     pending = [line.split()[0] for line in out.splitlines() if line.startswith("T-")]
     assert len(pending) >= 3, out
     first, second, third = pending[:3]
-    assert invoke("review", "approve", first)[0] == 0
+    code, out = invoke("review", "approve", first, "my own extra text")
+    assert code == 1 and f"review amend {first}" in out  # never approves and drops the text
+    code, out = invoke("review", "approve", first)
+    assert code == 0 and f"added to the knowledge base as AR-{first}, searchable now" in out
     code, out = invoke("review", "amend", second, "Here is the corrected answer.")
     assert code == 0 and f"AR-{second}" in out
     code, out = invoke("review", "reject", third, "Cites the wrong plan.")

@@ -145,11 +145,16 @@ def test_an_approved_answer_is_found_by_the_next_ticket(settings: Settings, stor
     # And a fresh process building its index from the store sees it too.
     fresh = Knowledge.from_store(handled)
     assert fresh.retriever.document(result.resolved_doc_id) is not None
-    # A paraphrase arriving as a new ticket is drafted from it.
+    # The same question arriving as a new ticket finds it as evidence; the drafter quotes it, or
+    # the article it was quoted from (an article is preferred to a resolved ticket saying the
+    # same), so the draft says what the approved answer said.
     handled.add_tickets([Ticket("T-NEXT", record.ticket.subject, record.ticket.body)])
     outcome = build_pipeline(settings, handled, OfflineEngine(), knowledge).run("T-NEXT")
     assert outcome.draft is not None
-    assert any(c.startswith(f"{result.resolved_doc_id}#") for c in outcome.draft.citations)
+    found = [h["id"] for e in outcome.trace if e.stage == "retrieve" for h in e.detail["hits"]]
+    assert any(pid.startswith(f"{result.resolved_doc_id}#") for pid in found)
+    approved = {s["text"] for s in record.draft["sentences"]} if record.draft else set()
+    assert approved & {s.text for s in outcome.draft.sentences}
 
 
 def test_no_key_reaches_the_store_or_the_data_directory(

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from supportagent.agent.grounding import CONFLICT_OVERLAP, SUPPORT_THRESHOLD, check_grounding
+from supportagent.agent.facts import SUBJECT_OVERLAP
+from supportagent.agent.grounding import SUPPORT_THRESHOLD, check_grounding
 from supportagent.domain import DocKind, Draft, DraftSentence, Passage, Verdict
 
 KB_TEXT = (
@@ -83,7 +84,7 @@ def test_paraphrase_with_enough_overlap_passes() -> None:
 
 def test_defaults_are_module_constants() -> None:
     assert SUPPORT_THRESHOLD == 0.6
-    assert CONFLICT_OVERLAP == 0.3
+    assert SUBJECT_OVERLAP == 0.35
 
 
 # --------------------------------------------------------------------------- no_sentences

@@ -25,6 +25,7 @@ from llm_stub import (
     stub_settings,
 )
 from supportagent.agent.conflicts import confirm_model_conflicts, values_differ
+from supportagent.agent.facts import extract_facts, find_conflicts
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.safety import screen
 from supportagent.config import Settings, load_settings
@@ -363,10 +364,17 @@ def test_a_model_conflict_naming_two_passages_with_different_values_stands() -> 
     assert confirm_model_conflicts(by_doc, Verdict(True), [ARTICLE, RESOLVED]) == by_doc
 
 
-def test_a_model_conflict_the_grounding_check_also_saw_stands() -> None:
+def test_a_model_conflict_the_deterministic_checks_also_saw_stands() -> None:
     verdict = _model_verdict("the passages disagree")
     grounding = Verdict(False, (Problem("conflicting_evidence", "states 30 vs 90", 0),))
     assert confirm_model_conflicts(verdict, grounding, [ARTICLE]) == verdict
+    # The fact check found the contradiction in the evidence; the model names one side of it.
+    found = find_conflicts(extract_facts([ARTICLE, RESOLVED]))
+    assert [c.kind for c in found] == ["contradiction"]
+    one_side = _model_verdict(f"{RESOLVED.id} disagrees with the draft")
+    assert confirm_model_conflicts(one_side, Verdict(True), [ARTICLE, RESOLVED], found) == one_side
+    unnamed = confirm_model_conflicts(verdict, Verdict(True), [ARTICLE, RESOLVED], found)
+    assert [p.code for p in unnamed.problems] == ["unconfirmed_conflict"]
 
 
 @pytest.mark.parametrize(

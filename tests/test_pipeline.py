@@ -158,6 +158,7 @@ def test_answerable_ticket_is_drafted_checked_and_staged(
         ("tool", "allowed"),  # get_ticket
         ("safety", "pass"),
         ("classify", "answerable"),
+        ("language", "same"),  # the ticket is in the knowledge base's language
         ("tool", "allowed"),  # search_docs
         ("tool", "allowed"),  # search_resolved
         ("retrieve", "ok"),
@@ -167,7 +168,7 @@ def test_answerable_ticket_is_drafted_checked_and_staged(
         ("tool", "allowed"),  # stage_draft
         ("stage", "pending_review"),
     ]
-    hit = trace[5]["detail"]["hits"][0]
+    hit = trace[6]["detail"]["hits"][0]
     assert set(hit) >= {"id", "doc_id", "rank", "score", "signals"}
     assert [t["detail"]["tool"] for t in trace if t["stage"] == "tool"] == [
         "get_ticket",
@@ -308,7 +309,16 @@ def test_each_stage_result_commits_on_its_own_and_the_last_with_the_outcome(
     sa.event.listen(store.engine, "commit", lambda _conn: commits.append(1))
     outcome = Pipeline(store, knowledge, Peeking(drafts=[_good_draft()])).run(RATE_TICKET.id)
     assert outcome.status is Status.PENDING_REVIEW
-    assert seen_at_draft == ["tool", "safety", "classify", "tool", "tool", "retrieve", "evidence"]
+    assert seen_at_draft == [
+        "tool",
+        "safety",
+        "classify",
+        "language",
+        "tool",
+        "tool",
+        "retrieve",
+        "evidence",
+    ]
     # begin the attempt; safety, classify, retrieve, evidence, draft, check (each with the tool
     # decisions before it); the stage event with the outcome.
     assert len(commits) == 8

@@ -82,7 +82,6 @@ POSITIVES = {
         "Where can I download my invoice?",
         "Why was I charged this month?",
         "Can I get a refund?",
-        "Which plan includes webhooks?",
         "Do you add VAT for EU customers?",
         "How do I change my payment method?",
         "What are your prices?",
@@ -156,7 +155,10 @@ def test_first_rule_in_table_order_wins(text: str, expected: str) -> None:
 
 
 def test_rule_table_is_in_the_documented_priority_order() -> None:
-    assert [rule.category for rule in load_rules()] == CATEGORY_ORDER
+    # A category may have several rules; they sit together, in the documented order.
+    categories = [rule.category for rule in load_rules()]
+    assert list(dict.fromkeys(categories)) == CATEGORY_ORDER
+    assert categories == sorted(categories, key=CATEGORY_ORDER.index)
 
 
 @pytest.mark.parametrize(
@@ -260,7 +262,7 @@ def test_custom_rule_sequence_is_used() -> None:
 
 def test_packaged_rules_load_with_required_fields() -> None:
     rules = load_rules()
-    assert len(rules) == len(CATEGORY_ORDER)
+    assert {rule.category for rule in rules} == set(CATEGORY_ORDER)
     assert len({rule.name for rule in rules}) == len(rules)
     for rule in rules:
         assert rule.name and rule.category and rule.reason_code

@@ -90,13 +90,17 @@ def test_monitor_shows_counters_caps_rows_and_activity(
 ) -> None:
     with client_for(settings, demo_store) as client:
         live = client.get("/monitor/live").text
-    counters = dict(re.findall(r'data-count="(\w+)"><b>(\d+)</b>', live))
+    counters = dict(re.findall(r'data-count="(\w+)" href="[^"]*"><b>(\d+)</b>', live))
     counts = demo_store.status_counts()
     assert counters["pending_review"] == str(counts["pending_review"])
     assert counters["escalated"] == str(counts["escalated"])
     assert counters["new"] == "0" and counters["reviewed"] == "0"
-    assert 'id="row-T-2001"' in live and 'id="cap-calls"' in live
-    assert "agent staged it" in live  # recent activity
+    assert live.count('<tr id="row-') == 25 and 'id="monitor-next"' in live  # paged
+    assert 'id="cap-calls"' in live
+    with client_for(settings, demo_store) as client:
+        found = client.get("/monitor/live?q=T-2001").text
+    assert 'id="row-T-2001"' in found and "of 1<" in found
+    assert "agent: drafted" in live  # recent activity, the reason in words
     for phase in PHASES:
         assert f'<li class="">{phase}</li>' in live  # nothing in hand: no stage lit
 
@@ -109,8 +113,8 @@ def test_review_page_shows_claims_evidence_highlights_and_confidences(
     assert 'data-ticket="T-2001"' in page
     assert page.count('class="claim supported"') >= 1
     assert re.search(r'<mark data-claim="0"[^>]*>[^<]+</mark>', page)
-    assert "evidence coverage" in page and "<meter" in page
-    assert 'name="csrf_token"' in page and 'id="approve-form"' in page
+    assert "evidence (similarity)" in page and "<meter" in page
+    assert 'name="csrf_token"' in page and 'id="approve-button"' in page
 
 
 def test_ticket_page_is_a_timeline_of_every_stage(settings: Settings, demo_store: Store) -> None:
@@ -134,7 +138,7 @@ def test_stats_page_draws_svg_charts_and_lists_gaps(settings: Settings, demo_sto
         page = client.get("/stats").text
         data = client.get("/api/stats").json()
     assert page.count("<svg") == 4
-    assert "What the agent did" in page and "weak_evidence" in page
+    assert "What the agent did" in page and "no article covers it" in page  # reasons in words
     weak = data["stats"]["escalated_by_reason"]["weak_evidence"]
     assert weak > 0 and f">{weak}</text>" in page  # the bar's value label
     assert data["gaps"] and 'id="gaps"' in page
@@ -287,7 +291,9 @@ def test_review_item_ties_claims_problems_and_passages(
     cited = {cite for c in item.claims for cite in c.citations}
     assert cited <= {e.id for e in item.evidence}
     assert all(e.segments == () for e in item.evidence)  # none of them is in this lookup
-    assert set(item.confidences) == {"classifier", "evidence coverage", "draft"}
+    # the offline classifier's fixed confidence says nothing: it is not shown as a meter
+    assert [m.name for m in item.meters] == ["evidence (similarity)", "draft confidence"]
+    assert all(m.tooltip and m.low < m.high for m in item.meters)
     assert "[" not in item.plain_answer
 
 

@@ -129,6 +129,8 @@ def test_approve_amend_reject_and_their_conflicts(client: TestClient, demo_store
         "decision": "approve",
         "status": "approved",
         "resolved_doc_id": f"AR-{first}",
+        "linked_existing": False,
+        "effect": f"{first} approved: added to the knowledge base as AR-{first}, searchable now.",
     }
     assert client.post(f"/api/review/{first}/approve", json={}).status_code == 409
     resolved = {d.id for d in demo_store.documents(DocKind.RESOLVED)}

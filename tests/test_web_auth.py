@@ -17,9 +17,10 @@ from supportagent.errors import UserError
 from supportagent.store.store import Store
 from supportagent.web.app import create_app
 from supportagent.web.auth import safe_next
+from supportagent.web.ratelimit import Limits, LoginBackoff, RateLimiter
 from supportagent.web.security import AUTH_COOKIE, AUTH_MAX_AGE, Security, check_bind
 
-TOKEN = "correct-horse-battery-staple-42"
+TOKEN = "correct-horse-battery-staple-42-Qv7Xk"
 BASE = "http://127.0.0.1"
 HTML = {"accept": "text/html"}
 
@@ -65,9 +66,34 @@ def test_beyond_loopback_a_token_is_required(host: str) -> None:
     check_bind(host, SecretStr(TOKEN))
 
 
-def test_a_short_token_is_refused() -> None:
-    with pytest.raises(UserError, match="too short"):
-        check_bind("127.0.0.1", SecretStr("1234"))
+@pytest.mark.parametrize(
+    "weak",
+    [
+        "1234",
+        " " * 16,
+        "a" * 16,
+        "a" * 64,
+        "abababababababababababababababab",
+        "abcdefghijklmnopqrstuvwxyz012345",
+        "qwertyuiop" * 4,
+        "correct-horse-battery-staple-42",  # 31 characters
+    ],
+)
+def test_a_weak_token_is_refused_with_what_to_use(weak: str, settings: Settings) -> None:
+    with pytest.raises(UserError, match="too weak") as refused:
+        check_bind("127.0.0.1", SecretStr(weak))
+    assert "token_urlsafe" in str(refused.value)
+    # whoever starts the app: create_app refuses it too
+    with pytest.raises(UserError, match="too weak"):
+        Security.from_settings(SecretStr(weak))
+
+
+def test_random_tokens_pass() -> None:
+    import secrets
+
+    for _ in range(50):
+        check_bind("0.0.0.0", SecretStr(secrets.token_urlsafe()))
+        check_bind("0.0.0.0", SecretStr(secrets.token_hex(16)))
 
 
 def test_cli_refuses_to_serve_beyond_loopback_without_a_token() -> None:
@@ -136,9 +162,69 @@ def test_login_sets_an_httponly_samesite_cookie_that_is_not_the_token(
     assert guarded.get("/stats", headers=HTML).status_code == 200
     assert guarded.get("/api/queue").status_code == 200
     logged_in = guarded.get("/", headers=HTML).text
+    copied = guarded.cookies.get(AUTH_COOKIE)
+    assert copied
     out = guarded.post("/logout", data={"csrf_token": csrf_of(logged_in)})
     assert out.status_code == 303
     assert guarded.get("/api/queue").status_code == 401
+    # the cookie is revoked on the server, not only deleted: a copy of it opens nothing
+    replay = guarded.get("/api/queue", headers={"cookie": f"{AUTH_COOKIE}={copied}"})
+    assert replay.status_code == 401
+
+
+def test_wrong_tokens_are_slowed_down_per_client(guarded: TestClient) -> None:
+    token = csrf_of(guarded.get("/login", headers=HTML).text)
+    statuses = []
+    for _ in range(300):
+        response = guarded.post("/login", data={"token": "x" * 40, "csrf_token": token})
+        statuses.append(response.status_code)
+    # a few honest mistakes are answered (the sixth starts a lock-out); then it waits
+    assert statuses[:6] == [401] * 6 and statuses[6] == 429
+    assert statuses.count(401) <= 9 and statuses.count(429) >= 291
+    refused = guarded.post("/login", data={"token": TOKEN, "csrf_token": token})
+    assert refused.status_code == 429  # even the right token waits out the lock-out
+    assert int(refused.headers["retry-after"]) >= 1 and "try again in" in refused.text
+
+
+def test_login_backoff_doubles_and_a_success_forgets() -> None:
+    now = [1000.0]
+    backoff = LoginBackoff(free=2, base=1.0, clock=lambda: now[0])
+    for _ in range(2):
+        backoff.failed("c")
+    assert backoff.retry_after("c") is None
+    waits = []
+    for _ in range(4):
+        backoff.failed("c")
+        waits.append(backoff.retry_after("c"))
+        now[0] += 100
+    assert waits == [1.0, 2.0, 4.0, 8.0]
+    assert backoff.retry_after("other") is None
+    backoff.succeeded("c")
+    assert backoff.retry_after("c") is None
+
+
+def test_triage_is_rate_limited_with_retry_after(settings: Settings, demo_store: Store) -> None:
+    limits = Limits(triage=RateLimiter(per_minute=6, burst=2))
+    app = create_app(settings, demo_store, work=False, limits=limits)
+    with TestClient(app, base_url=BASE) as client:
+        body = {"ticket_text": "What is the rate limit on the Growth plan?"}
+        assert [client.post("/triage", json=body).status_code for _ in range(2)] == [200, 200]
+        refused = client.post("/triage", json=body)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert "Too many triage requests" in refused.json()["detail"]
+
+
+def test_rate_limiter_refills_and_backs_off() -> None:
+    now = [0.0]
+    limiter = RateLimiter(per_minute=60, burst=2, clock=lambda: now[0])
+    assert limiter.check("c") is None and limiter.check("c") is None
+    first = limiter.check("c")
+    assert first == pytest.approx(1.0)
+    second = limiter.check("c")  # asking again while refused doubles the wait
+    assert second is not None and second > first
+    assert limiter.check("other") is None
+    now[0] += 60
+    assert limiter.check("c") is None
 
 
 def test_login_cookies_expire_and_cannot_be_forged() -> None:
@@ -147,9 +233,10 @@ def test_login_cookies_expire_and_cannot_be_forged() -> None:
     cookie = security.issue_login(now)
     assert security.login_ok(cookie, now)
     assert not security.login_ok(cookie, now + AUTH_MAX_AGE + 1)
-    expires, _, signature = cookie.partition(".")
-    assert not security.login_ok(f"{int(expires) + 3600}.{signature}", now)
-    assert not security.login_ok(f"{expires}.{'0' * len(signature)}", now)
+    expires, login_id, signature = cookie.split(".")
+    assert not security.login_ok(f"{int(expires) + 3600}.{login_id}.{signature}", now)
+    assert not security.login_ok(f"{expires}.{login_id}.{'0' * len(signature)}", now)
+    assert not security.login_ok(f"{expires}.{'1' * len(login_id)}.{signature}", now)
     assert not security.login_ok("garbage", now)
     other = Security.from_settings(SecretStr(TOKEN + "-other"))
     assert not other.login_ok(cookie, now)
@@ -207,12 +294,13 @@ def test_review_forms_approve_amend_reject_and_bring_up_the_next_draft(
     assert approved.status_code == 303
     assert approved.headers["location"] == f"/review?done={first}&decision=approve&ticket={second}"
     landing = open_client.get(approved.headers["location"]).text
-    assert f'data-ticket="{second}"' in landing and f"{first} approved." in landing
+    assert f'data-ticket="{second}"' in landing
+    assert f"{first} approved: added to the knowledge base as AR-{first}" in landing
 
     amended = open_client.post(
         f"/review/{second}/amend", data={"csrf_token": token, "text": "Final words."}
     )
-    assert amended.status_code == 200 and f"{second} amended." in amended.text
+    assert amended.status_code == 200 and f"{second} amended: added to" in amended.text
     empty = open_client.post(f"/review/{third}/reject", data={"csrf_token": token, "reason": " "})
     assert empty.status_code == 400 and "needs a reason" in empty.text
     rejected = open_client.post(

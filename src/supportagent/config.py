@@ -62,10 +62,24 @@ class Settings(BaseSettings):
     embedder: Literal["onnx", "openai", "none"] = "onnx"
     embedding_model: str | None = None
     embedding_base_url: str | None = None
+    # --- drafts ---
+    draft_greeting: str = Field(
+        default="Hello,", description="First line of every draft staged for review."
+    )
+    draft_closing: str = Field(
+        default="Best regards,\nThe support team",
+        description="Last lines of every draft staged for review (\\n for a line break).",
+    )
     # --- web ---
     host: str = "127.0.0.1"
     port: int = Field(default=5050, ge=1, le=65535)
     token: SecretStr | None = None
+
+    @field_validator("draft_greeting", "draft_closing", mode="after")
+    @classmethod
+    def _line_breaks(cls, value: str) -> str:
+        # An environment variable cannot hold a line break easily: "\n" stands for one.
+        return value.replace("\\n", "\n").strip()
 
     @field_validator("home", mode="before")
     @classmethod

@@ -39,6 +39,8 @@ class Status(StrEnum):
     APPROVED = "approved"
     AMENDED = "amended"
     HANDED_OFF = "handed_off"
+    #: A person handled an escalated, routed or handed-off ticket (replied, or marked it done).
+    HANDLED = "handled"
 
 
 #: Statuses that mean the agent has finished with a ticket.
@@ -50,6 +52,7 @@ STAGED_STATUSES = frozenset(
         Status.APPROVED,
         Status.AMENDED,
         Status.HANDED_OFF,
+        Status.HANDLED,
     }
 )
 
@@ -138,12 +141,20 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class SafetyResult:
+    """The safety gate's verdict. ``detector`` says who decided: ``rules`` (a pattern of the
+    rule table), ``semantic`` (a sentence close to a category's exemplars) or ``none``."""
+
     category: str
     severity: str
     auto_escalate: bool
     reason_code: str
     matched_rule: str | None = None
     matched_text: str | None = None
+    detector: str = "rules"
+    #: The semantic detector's similarity to the category's exemplars, when it decided.
+    score: float | None = None
+    #: Why, in words: the rule or the exemplar the ticket matched.
+    explanation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +197,15 @@ class Draft:
     confidence: float
     revision: int = 0
     tool_requests: tuple[ToolRequest, ...] = ()
+    #: The reply's opening and closing lines (the team's template), not checked as claims.
+    greeting: str = ""
+    closing: str = ""
+    #: Questions of the ticket the draft says the knowledge base does not answer.
+    unanswered: tuple[str, ...] = ()
+    #: What a reviewer must confirm (``scoped_exception``, ``partial_answer``, ...).
+    flags: tuple[str, ...] = ()
+    #: How the confidence was formed, in plain words, for the reviewer.
+    explanation: str = ""
 
     @property
     def answer(self) -> str:
@@ -194,7 +214,14 @@ class Draft:
         for s in self.sentences:
             cites = "".join(f" [{c}]" for c in s.citations)
             parts.append(f"{s.text}{cites}")
-        return " ".join(parts)
+        body = " ".join(parts)
+        if self.unanswered:
+            asked = " ".join(f"\u201c{q}\u201d" for q in self.unanswered)
+            body = (
+                f"{body}\n\nOur documentation does not answer this part of your question: "
+                f"{asked} A colleague will follow up on it."
+            ).strip()
+        return "\n\n".join(part for part in (self.greeting, body, self.closing) if part)
 
     @property
     def citations(self) -> tuple[str, ...]:

@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from supportagent.agent.evidence import strip_signature
+from supportagent.agent.evidence import EvidenceGate
 from supportagent.agent.knowledge import Knowledge
 from supportagent.domain import DocKind, Status, Ticket
 from supportagent.retrieval.text import tokenize
+from supportagent.sentences import strip_signature
 from supportagent.store.audit import read_reviews
 from supportagent.store.store import Store
 
@@ -32,6 +33,8 @@ MAX_GAP_TICKETS = 1000
 NEAREST_ARTICLES = 3
 GAP_TERMS = 6
 _WEAK = "weak_evidence"
+#: Passages searched when asking whether an article covers a rejected ticket (the pipeline's k).
+EVIDENCE_HITS = 6
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -89,6 +92,10 @@ class Gap:
     terms: tuple[str, ...]
     tickets: tuple[GapTicket, ...]
     nearest: tuple[NearestArticle, ...] = field(default=())
+    #: What the gap is about: the nearest article's title when it is close, else a key phrase.
+    topic: str = ""
+    #: ``article`` or ``phrase``: where ``topic`` came from.
+    topic_from: str = "phrase"
 
     @property
     def size(self) -> int:
@@ -142,25 +149,144 @@ def compute_stats(store: Store) -> Stats:
     )
 
 
-def find_gaps(store: Store, knowledge: Knowledge) -> list[Gap]:
-    """Weak-evidence escalations and rejected drafts, grouped by topic, largest group first."""
-    members = _gap_tickets(store)[-MAX_GAP_TICKETS:]
+@dataclass(frozen=True, slots=True)
+class MissedTicket:
+    """A rejected draft for which an article exists: the drafter missed it, no gap."""
+
+    ticket_id: str
+    subject: str
+    detail: str
+    article: NearestArticle
+    #: The evidence gate's measure today (similarity, or coverage without embeddings).
+    measure: str
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class GapReport:
+    gaps: list[Gap]
+    missed: list[MissedTicket]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gaps": [g.to_json() for g in self.gaps],
+            "missed": [asdict(m) for m in self.missed],
+        }
+
+
+def find_gaps(store: Store, knowledge: Knowledge, threshold: float | None = None) -> list[Gap]:
+    """Weak-evidence escalations and rejected drafts no article covers, grouped by topic."""
+    return knowledge_gaps(store, knowledge, threshold).gaps
+
+
+def knowledge_gaps(store: Store, knowledge: Knowledge, threshold: float | None = None) -> GapReport:
+    """Gaps (largest first) and the rejected drafts whose article exists (the drafter missed).
+
+    ``threshold``: the evidence gate's, as the agent runs with it (None: the calibrated one).
+    A rejected draft counts as missed when the gate, asked today about its ticket, finds
+    enough evidence: an article covers the question, so the failure was the drafter's.
+    """
+    members, missed = [], []
+    gate = EvidenceGate(threshold)
+    for ticket, gap_ticket in _gap_tickets(store)[-MAX_GAP_TICKETS:]:
+        found = _covered(gate, knowledge, ticket) if gap_ticket.why == "rejected" else None
+        if found is None:
+            members.append((ticket, gap_ticket))
+        else:
+            article, measure, value = found
+            missed.append(
+                MissedTicket(ticket.id, ticket.subject, gap_ticket.detail, article, measure, value)
+            )
     if not members:
-        return []
-    # Without greetings and sign-offs: a customer's name says nothing about the missing article.
-    texts = [f"{t.subject}\n{strip_signature(t.body)}".strip() for t, _ in members]
+        return GapReport([], missed)
+    # Without greetings, sign-offs and the customer's own name: none of them says anything
+    # about the missing article.
+    texts = [_topic_text(t) for t, _ in members]
     groups = cluster(texts, knowledge.idf)
     gaps = []
     for group in groups:
         group_texts = [texts[i] for i in group]
+        nearest = _nearest(knowledge, group_texts)
+        topic, source = _topic(knowledge, [members[i][0] for i in group], group_texts, nearest)
         gaps.append(
             Gap(
                 terms=key_terms(group_texts, knowledge.idf),
                 tickets=tuple(members[i][1] for i in group),
-                nearest=_nearest(knowledge, group_texts),
+                nearest=nearest,
+                topic=topic,
+                topic_from=source,
             )
         )
-    return sorted(gaps, key=lambda g: (-g.size, g.tickets[0].ticket_id))
+    return GapReport(sorted(gaps, key=lambda g: (-g.size, g.tickets[0].ticket_id)), missed)
+
+
+#: Cosine similarity of a gap's tickets to an article at or above which the gap is named after
+#: that article ("near: Rate limits and the 429 response").
+NAMING_SIMILARITY = 0.3
+#: Words of a key phrase, at most.
+PHRASE_WORDS = 4
+
+
+def _topic_text(ticket: Ticket) -> str:
+    body = strip_signature(ticket.body)
+    lines = body.splitlines()
+    # A last line of one to three capitalised words, or "- Name", is a signature, not content.
+    while lines and _is_signature_line(lines[-1]):
+        lines.pop()
+    return f"{ticket.subject}\n" + "\n".join(lines)
+
+
+def _is_signature_line(line: str) -> bool:
+    words = line.strip().lstrip("-\u2013\u2014~ ").split()
+    return 0 < len(words) <= 3 and all(w[:1].isupper() for w in words)
+
+
+def _topic(
+    knowledge: Knowledge,
+    tickets: Sequence[Ticket],
+    texts: Sequence[str],
+    nearest: Sequence[NearestArticle],
+) -> tuple[str, str]:
+    """The gap's name: its nearest article's title when close enough, else a key phrase."""
+    if nearest:
+        similarity = knowledge.similarity("\n".join(texts)[:4000], [nearest[0].passage_id])
+        if similarity and similarity[0] >= NAMING_SIMILARITY:
+            return nearest[0].title, "article"
+    return key_phrase(tickets, knowledge.idf), "phrase"
+
+
+def key_phrase(
+    tickets: Sequence[Ticket], idf: Callable[[str], float], n: int = PHRASE_WORDS
+) -> str:
+    """The rarest content words of the subjects, in the order a subject uses them.
+
+    Never a stop word, and never a word of the customer's name or company.
+    """
+    own = {w for t in tickets for w in _WORD.findall((t.customer or "").lower())}
+    weights: dict[str, float] = {}
+    order: dict[str, int] = {}
+    for ticket in tickets:
+        for position, word in enumerate(_WORD.findall(ticket.subject.lower())):
+            if word in own or not tokenize(word) or word.isdigit():
+                continue
+            weights[word] = weights.get(word, 0.0) + idf(tokenize(word)[0])
+            order.setdefault(word, position)
+    chosen = sorted(weights, key=lambda w: (-weights[w], w))[:n]
+    return " ".join(sorted(chosen, key=lambda w: order[w])) or "(no subject)"
+
+
+def _covered(
+    gate: EvidenceGate, knowledge: Knowledge, ticket: Ticket
+) -> tuple[NearestArticle, str, float] | None:
+    """The article the evidence gate would draft from today, or None when there is none."""
+    hits = knowledge.search(ticket.text, k=EVIDENCE_HITS)
+    decision, detail = gate.judge(ticket, hits, ticket.text, 0, knowledge)
+    if not decision.sufficient or not hits:
+        return None
+    closest = str(detail.get("closest") or hits[0].id)
+    hit = next((h for h in hits if h.id == closest), hits[0])
+    article = NearestArticle(hit.passage.doc_id, hit.passage.title, hit.id, round(hit.score, 6))
+    return article, str(detail.get("measure")), round(decision.top_score, 4)
 
 
 def cluster(texts: Sequence[str], idf: Callable[[str], float]) -> list[list[int]]:

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from supportagent.reasons import explain, one_line
+
 _STATUS_STYLE = {
     "pass": "green",
     "ok": "green",
@@ -43,10 +45,12 @@ def _summary(stage: str, d: dict[str, Any]) -> str:
     if stage == "tool":
         return escape(f"{d.get('tool')} ({d.get('reason')})")
     if stage == "safety":
-        rule = f" rule={d['matched_rule']}" if d.get("matched_rule") else ""
-        return escape(f"{d['category']} severity={d['severity']}{rule}")
+        if not d.get("auto_escalate") and d.get("category") != "service_outage":
+            return "no safety concern"
+        rule = f" (rule {d['matched_rule']})" if d.get("matched_rule") else ""
+        return escape(f"{explain(d.get('reason_code')).sentence or d['category']}{rule}")
     if stage == "classify":
-        return escape(f"{d['reason_code']} ({d['confidence']:.2f}): {d['reason']}")
+        return escape(f"{explain(d['reason_code']).label}: {d['reason']}")
     if stage == "retrieve":
         top = ", ".join(f"{h['id']}" for h in d.get("hits", [])[:3])
         return escape(f"{len(d.get('hits', []))} hits; top: {top or '-'}")
@@ -60,11 +64,11 @@ def _summary(stage: str, d: dict[str, Any]) -> str:
             return escape(f"{d.get('checker')}: all claims supported")
         return escape(f"{d.get('checker')}: " + "; ".join(p["message"] for p in problems[:3]))
     if stage == "stage":
-        return escape(str(d.get("reason_code", "")))
+        return escape(one_line(d.get("reason_code")))
     if stage == "model":
-        return escape(model_call_summary(d))
+        return escape(one_line(model_call_summary(d)))
     if stage == "model_error":
-        return escape(str(d.get("message", "")))
+        return escape(one_line(d.get("message")))
     return ""
 
 
@@ -89,14 +93,17 @@ def model_call_summary(d: dict[str, Any]) -> str:
 
 
 def outcome_table(rows: Iterable[tuple[str, str]], title: str = "Outcomes") -> Table:
-    """Counts of (status, reason) pairs, most common first."""
+    """Counts of (status, reason) pairs, most common first, each reason in words."""
     counts = Counter(rows)
     table = Table(title=title)
     table.add_column("status")
     table.add_column("reason")
     table.add_column("tickets", justify="right")
+    table.add_column("what it means")
     for (status, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        table.add_row(status, reason, str(n))
+        words = explain(reason)
+        where = f" Routed to {words.destination}." if words.destination else ""
+        table.add_row(status, reason, str(n), escape(f"{words.sentence}{where}"))
     return table
 
 

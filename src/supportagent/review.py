@@ -53,10 +53,30 @@ class ReviewResult:
     edit_ratio: float = 0.0
     reviewer: str = ""
 
+    @property
+    def effect(self) -> str:
+        """What the decision did, in one sentence (the UI and the CLI both show it)."""
+        return effect_sentence(
+            self.ticket_id, self.decision, self.resolved_doc_id, not self.linked_existing
+        )
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value
+        data["effect"] = self.effect
         return data
+
+
+def effect_sentence(
+    ticket_id: str, decision: str, resolved_doc_id: str | None, added: bool | None
+) -> str:
+    """ "T-1 approved: added to the knowledge base as AR-T-1, searchable now", and the like."""
+    verb = {"approve": "approved", "amend": "amended", "reject": "rejected"}.get(decision, decision)
+    if decision == "reject" or resolved_doc_id is None:
+        return f"{ticket_id} {verb}: the ticket goes to a person; nothing was added."
+    if not added:
+        return f"{ticket_id} {verb}: already covered by {resolved_doc_id}: linked, nothing added."
+    return f"{ticket_id} {verb}: added to the knowledge base as {resolved_doc_id}, searchable now."
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,33 +87,51 @@ class Edit:
 
 
 def approve(
-    store: Store, knowledge: Knowledge | None, ticket_id: str, reviewer: str
+    store: Store,
+    knowledge: Knowledge | None,
+    ticket_id: str,
+    reviewer: str,
+    text: str | None = None,
 ) -> ReviewResult:
-    """Accept the draft as written."""
-    return _accept(store, knowledge, ticket_id, _reviewer(reviewer), final_text=None)
+    """Accept the draft as written.
+
+    ``text``: the final answer as the reviewer sees it, when one was sent along (the review
+    page's answer box). Text that differs from the draft is refused, never dropped: an edit is
+    saved only by ``amend``.
+    """
+    if text is not None and normalise_words(strip_citations(text)) != normalise_words(
+        plain_draft(_pending(store, ticket_id))
+    ):
+        raise UserError(
+            "The final answer differs from the draft, so approving would drop your edit: "
+            "amend instead to save it (or undo the edit to approve the draft as written)."
+        )
+    return _accept(store, knowledge, ticket_id, check_reviewer(reviewer), final_text=None)
 
 
 def amend(
     store: Store, knowledge: Knowledge | None, ticket_id: str, text: str, reviewer: str
 ) -> ReviewResult:
     """Accept the draft with the reviewer's final text."""
-    if not text.strip():
+    text = normalise_text(text)
+    if not text:
         raise UserError("An amendment needs the final answer text.")
     _check_length(text, "The final answer")
-    return _accept(store, knowledge, ticket_id, _reviewer(reviewer), final_text=text.strip())
+    return _accept(store, knowledge, ticket_id, check_reviewer(reviewer), final_text=text)
 
 
 def reject(store: Store, ticket_id: str, reason: str, reviewer: str) -> ReviewResult:
     """Refuse the draft; the ticket goes to a person (``handed_off``)."""
-    if not reason.strip():
+    reason = normalise_text(reason)
+    if not reason:
         raise UserError("A rejection needs a reason, so the next draft can be better.")
     _check_length(reason, "The reason")
-    who = _reviewer(reviewer)
+    who = check_reviewer(reviewer)
     record = _pending(store, ticket_id)
     original = _draft_text(record)
     details = ReviewDetails(original_draft=original)
     store.record_review(
-        ticket_id, "reject", Status.HANDED_OFF, who, None, reason.strip(), None, details=details
+        ticket_id, "reject", Status.HANDED_OFF, who, None, reason, None, details=details
     )
     return ReviewResult(
         ticket_id, "reject", Status.HANDED_OFF, None, original_draft=original, reviewer=who
@@ -120,6 +158,22 @@ def measure_edit(before: str, after: str) -> Edit:
 
 def _sentences(words: list[str]) -> list[str]:
     return _SENTENCE_END.split(" ".join(words))
+
+
+def normalise_text(text: str) -> str:
+    """``text`` with every line ending as ``\\n`` and no surrounding blank space."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def normalise_words(text: str) -> str:
+    """``text`` as its words, single-spaced: what "the same text" means for an edit."""
+    return " ".join(text.split())
+
+
+def plain_draft(record: StagedRecord) -> str:
+    """The draft as the reviewer's answer box shows it: its sentences, without citations."""
+    draft = record.draft or {}
+    return " ".join(str(s["text"]) for s in draft.get("sentences", []))
 
 
 def strip_citations(text: str) -> str:
@@ -161,7 +215,7 @@ def _accept(
 ) -> ReviewResult:
     record = _pending(store, ticket_id)
     assert record.draft is not None
-    drafted = " ".join(str(s["text"]) for s in record.draft["sentences"])
+    drafted = plain_draft(record)
     original = _draft_text(record)
     answer = strip_citations(final_text) if final_text is not None else drafted
     if not answer:
@@ -173,7 +227,7 @@ def _accept(
     edit = measure_edit(drafted, answer)
     marked = _CITATION.findall(final_text or "")
     citations = list(dict.fromkeys(marked)) or [str(c) for c in record.draft.get("citations", [])]
-    existing = near_duplicate(answer, _candidates(store, knowledge, answer))
+    existing = near_duplicate(answer, candidates(store, knowledge, answer))
     doc = None if existing is not None else _resolved_record(record, answer, citations, reviewer)
     decision, status = (
         ("amend", Status.AMENDED) if final_text is not None else ("approve", Status.APPROVED)
@@ -225,7 +279,7 @@ def _resolved_record(
     )
 
 
-def _candidates(store: Store, knowledge: Knowledge | None, answer: str) -> Iterable[Document]:
+def candidates(store: Store, knowledge: Knowledge | None, answer: str) -> Iterable[Document]:
     """Resolved records that could repeat ``answer``: the nearest by search, else all of them."""
     if knowledge is None:
         return store.documents(DocKind.RESOLVED)
@@ -256,7 +310,7 @@ def _draft_text(record: StagedRecord) -> str:
     return str(draft.get("answer") or " ".join(str(s["text"]) for s in draft["sentences"]))
 
 
-def _reviewer(name: str) -> str:
+def check_reviewer(name: str) -> str:
     who = name.strip()
     if not who:
         raise UserError("A decision needs the reviewer's name.")

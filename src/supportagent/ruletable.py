@@ -20,11 +20,6 @@ class NamedRule(Protocol):
 R = TypeVar("R", bound=NamedRule)
 
 
-def normalise_quotes(text: str) -> str:
-    """Text as rules match it: curly apostrophes would defeat every "can't" pattern."""
-    return text.replace("\u2019", "'").replace("\u2018", "'")
-
-
 def read_rule_file(path: Path, what: str) -> str:
     """The text of a rule file; ValueError naming the file when it cannot be read."""
     try:
@@ -65,6 +60,18 @@ def rule_entry(entry: Any, where: str) -> tuple[Mapping[str, Any], str, str]:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{where}: missing field 'name'")
     return entry, name, f"{where} ({name!r})"
+
+
+def rule_examples(entry: Mapping[str, Any], where: str) -> tuple[tuple[str, ...], ...]:
+    """An entry's ``examples`` (texts it must match) and ``not_examples`` (texts it must not):
+    every rule carries its own tests, which the test suite runs."""
+    out = []
+    for key in ("examples", "not_examples"):
+        values = entry.get(key, [])
+        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+            raise ValueError(f"{where}: {key!r} must be a list of non-empty strings")
+        out.append(tuple(values))
+    return tuple(out)
 
 
 def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[str], ...]:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from supportagent.agent.knowledge import Knowledge
+from supportagent.agent.language import language_of
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
+from supportagent.agent.safety import screen
+from supportagent.agent.safety_semantic import SemanticSafety
 from supportagent.config import Settings
+from supportagent.domain import SafetyResult, Ticket
 from supportagent.engines.base import Engine
 from supportagent.engines.llm import LLMEngine
 from supportagent.engines.offline import OfflineEngine
@@ -17,6 +22,9 @@ from supportagent.llm.budget import Budget
 from supportagent.llm.chat import OpenAIChatModel
 from supportagent.llm.detect import probe_server
 from supportagent.llm.profiles import Probe, key_configured, resolve_endpoint
+from supportagent.retrieval.dense import OnnxMiniLM
+from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
+from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available
 from supportagent.store.llm_records import StoreResponseCache
 from supportagent.store.store import Store
 
@@ -88,10 +96,18 @@ def build_pipeline(
         max_reformulations=settings.max_reformulations,
         evidence_k=settings.evidence_k,
         evidence_threshold=settings.confidence_threshold,
+        greeting=settings.draft_greeting,
+        closing=settings.draft_closing,
     )
     if isinstance(engine, LLMEngine):
         engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
     return Pipeline(store, knowledge or Knowledge.from_store(store, settings), engine, config)
+
+
+def build_screen(settings: Settings) -> Callable[[Ticket], SafetyResult]:
+    """The safety screen every ticket passes before anything else runs."""
+    del settings  # the screen has no settings yet
+    return lambda ticket: screen(ticket.text)
 
 
 def demo_path() -> Path:
@@ -117,3 +133,20 @@ def load_demo(store: Store) -> DemoLoad:
     store.add_tickets(inbox.records)
     problems = (*kb.problems, *resolved.problems, *inbox.problems)
     return DemoLoad(len(kb.records), len(resolved.records), len(inbox.records), problems)
+
+
+def build_semantic_safety() -> SemanticSafety | None:
+    """The semantic safety detector: MiniLM for English, multilingual-e5 for the rest.
+
+    None when the exemplars or the MiniLM model cannot be loaded; the rules still run.
+    """
+    safety, triage = load_exemplars("safety"), load_exemplars("triage")
+    minilm = OnnxMiniLM()
+    english = ExemplarIndex(safety, minilm)
+    negatives = {"minilm": ExemplarIndex(triage, minilm)}
+    multilingual = None
+    if multilingual_available():
+        e5 = MultilingualE5()
+        multilingual = ExemplarIndex(safety, e5)
+        negatives["e5"] = ExemplarIndex(triage, e5)
+    return SemanticSafety(english, multilingual, negatives=negatives, language_of=language_of)

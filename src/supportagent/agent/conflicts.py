@@ -5,10 +5,11 @@ it away). A model checker that merely *says* so is not enough: small models answ
 "the draft says 50 requests per second, but the evidence states 50 requests per second". So a
 model's conflict stands only when
 
-* the deterministic grounding check found a ``conflicting_evidence`` for the same draft, or
-* the model's problem names two passages of the evidence whose texts state different values
-  for one quantity (as the deterministic check reads quantities: same unit, different value,
-  sentences about the same thing, different documents).
+* the deterministic checks saw it: the grounding check found a ``conflicting_evidence`` for
+  the same draft, or the fact check (``agent/facts.py``) found a contradiction in the evidence
+  that involves a passage the model names; or
+* the model's problem names two passages of the evidence whose texts, read by the fact check
+  on their own, contradict each other (one subject, two values, different documents).
 
 Otherwise it becomes ``unconfirmed_conflict``: a problem the drafter is asked to fix, which
 does not stop the revisions. Pure functions over verdicts and passages.
@@ -21,19 +22,20 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from supportagent.agent.grounding import check_grounding
-from supportagent.domain import Draft, DraftSentence, Passage, Problem, Verdict
+from supportagent.agent.facts import Conflict, extract_facts, find_conflicts
+from supportagent.domain import Passage, Problem, Verdict
 
 CONFLICT = "conflicting_evidence"
 UNCONFIRMED = "unconfirmed_conflict"
 #: Added by the llm engine when the model says no draft from this evidence can pass.
 CHECKER_ESCALATES = "checker_escalates"
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
 
 def confirm_model_conflicts(
-    verdict: Verdict, grounding: Verdict, evidence: Sequence[Passage]
+    verdict: Verdict,
+    grounding: Verdict,
+    evidence: Sequence[Passage],
+    conflicts: Sequence[Conflict] = (),
 ) -> Verdict:
     """``verdict`` (a model checker's) with each unconfirmed conflict turned into a request to
     revise; if nothing but such conflicts failed the draft, the model's advice to escalate
@@ -43,9 +45,9 @@ def confirm_model_conflicts(
         return verdict
     settled = [
         p
-        if p.code != CONFLICT or conflict_confirmed(p, grounding, evidence)
+        if p.code != CONFLICT or conflict_confirmed(p, grounding, evidence, conflicts)
         else Problem(
-            UNCONFIRMED,
+            "unconfirmed_conflict",
             f"The checker reported a conflict that the evidence does not show: {p.message} "
             "If a sentence misstates a passage, state it as the passage does.",
             p.sentence,
@@ -58,15 +60,24 @@ def confirm_model_conflicts(
     return replace(verdict, problems=tuple(settled))
 
 
-def conflict_confirmed(problem: Problem, grounding: Verdict, evidence: Sequence[Passage]) -> bool:
-    """True when the deterministic check saw a conflict in this draft, or ``problem`` names two
-    passages whose values for one quantity differ."""
+def conflict_confirmed(
+    problem: Problem,
+    grounding: Verdict,
+    evidence: Sequence[Passage],
+    conflicts: Sequence[Conflict] = (),
+) -> bool:
+    """True when the deterministic checks saw this conflict, or ``problem`` names two passages
+    that contradict each other."""
     if any(p.code == CONFLICT for p in grounding.problems):
         return True
     named = named_passages(problem.message, evidence)
-    return any(
-        values_differ(a, b) or values_differ(b, a) for a, b in itertools.combinations(named, 2)
-    )
+    ids = {p.id for p in named}
+    if any(
+        c.kind == "contradiction" and ids & {c.general.passage_id, c.specific.passage_id}
+        for c in conflicts
+    ):
+        return True
+    return any(values_differ(a, b) for a, b in itertools.combinations(named, 2))
 
 
 def named_passages(message: str, evidence: Iterable[Passage]) -> list[Passage]:
@@ -81,15 +92,6 @@ def named_passages(message: str, evidence: Iterable[Passage]) -> list[Passage]:
 
 
 def values_differ(a: Passage, b: Passage) -> bool:
-    """True when a sentence of ``a``, held against ``a`` and ``b`` by the grounding check,
-    conflicts with ``b``: the two state different values for the same quantity."""
-    if a.doc_id == b.doc_id:
-        return False  # a document is taken to agree with itself, as the grounding check does
-    for sentence in _SENTENCE_END.split(a.text):
-        if not any(ch.isdigit() for ch in sentence):
-            continue
-        probe = Draft((DraftSentence(sentence.strip(), (a.id,)),), 0.0)
-        verdict = check_grounding(probe, [a, b])
-        if any(p.code == CONFLICT and b.id in p.message for p in verdict.problems):
-            return True
-    return False
+    """True when the fact check, reading only ``a`` and ``b``, finds them contradicting each
+    other: one subject, two values, two documents (a document agrees with itself)."""
+    return any(c.kind == "contradiction" for c in find_conflicts(extract_facts([a, b])))

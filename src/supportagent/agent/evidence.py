@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from supportagent.domain import DocKind, EvidenceDecision, Hit, Passage, Ticket
 from supportagent.retrieval.text import tokenize
+from supportagent.sentences import strip_signature
 
 #: Calibrated on the demo eval set (bench/evidence_calibration.py): cosine similarity of the
 #: ticket to its closest passage.
@@ -34,19 +35,6 @@ TOP_PASSAGES = 3
 #: Terms a reformulation may add from the resolved tickets it was shown.
 EXPANSION_TERMS = 6
 
-_GREETING = re.compile(
-    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening))\b[^\n]*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_CLOSING = re.compile(
-    r"^\s*(thanks|thank you|many thanks|cheers|regards|best|kind regards|best regards|"
-    r"sincerely|sent from|groeten|saludos|gr(u|ü)(ß|ss)e|gruß|cordialement|mfg)\b|^\s*--\s*$",
-    re.IGNORECASE,
-)
-#: A sign-off is looked for only this close to the end of a ticket.
-_SIGNATURE_LINES = 6
-#: A sign-off line is short ("Thanks,", "Kind regards, Ana"); a longer line is content.
-_SIGN_OFF_WORDS = 4
 _WORD = re.compile(r"[^\W_]+(?:[-_.'\u2019][^\W_]+)*")
 
 
@@ -176,16 +164,6 @@ def weighted_coverage(terms: set[str], found: set[str], idf: Callable[[str], flo
 def key_terms(ticket: Ticket) -> set[str]:
     """The terms that say what a ticket is about: subject plus its questions, else the body."""
     return set(tokenize(focused_query(ticket)))
-
-
-def strip_signature(body: str) -> str:
-    """The body without greetings and without the sign-off block (names, companies, titles)."""
-    lines = body.splitlines()
-    for i in range(len(lines) - 1, max(len(lines) - _SIGNATURE_LINES, 0) - 1, -1):
-        if _CLOSING.match(lines[i]) and len(lines[i].split()) <= _SIGN_OFF_WORDS:
-            lines = lines[:i]
-            break
-    return _GREETING.sub("", "\n".join(lines)).strip()
 
 
 def ticket_content(ticket: Ticket) -> str:

@@ -2,8 +2,8 @@
 
 Pure functions over a ``Draft`` and the ``Passage`` objects it was given. Problem codes are part
 of the contract (traces, audit exports and the review UI key on them): ``no_sentences``,
-``unknown_citation``, ``uncited_sentence``, ``unsupported_sentence``, ``ungrounded_fact`` and
-``conflicting_evidence``.
+``unknown_citation``, ``uncited_sentence``, ``unsupported_sentence``, ``ungrounded_fact``,
+``conflicting_evidence`` and ``one_sided_exception`` (facts and conflicts: ``agent.facts``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from supportagent.agent.facts import (
+    Conflict,
+    Embed,
+    Fact,
+    Idf,
+    extract_facts,
+    find_conflicts,
+    stated_by,
+    subject_terms,
+)
 from supportagent.domain import Draft, DraftSentence, Passage, Problem, Verdict
 
 #: Share of a sentence's content words that its cited passages must contain.
 SUPPORT_THRESHOLD = 0.6
-#: Content-word Jaccard overlap above which two sentences are "about the same thing".
-CONFLICT_OVERLAP = 0.3
 
 CHECKER = "grounding"
 
@@ -137,106 +145,6 @@ def _mentions(text: str, fact: _Fact) -> bool:
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
-# --------------------------------------------------------------------------- quantities
-
-_UNIT_ALIASES = {
-    "millisecond": "ms millisecond milliseconds",
-    "second": "s sec secs second seconds",
-    "minute": "min mins minute minutes",
-    "hour": "h hr hrs hour hours",
-    "day": "day days",
-    "week": "week weeks",
-    "month": "month months",
-    "year": "year years yr yrs",
-    "byte": "byte bytes",
-    "kb": "kb kib kilobyte kilobytes",
-    "mb": "mb mib megabyte megabytes",
-    "gb": "gb gib gigabyte gigabytes",
-    "tb": "tb tib terabyte terabytes",
-    "percent": "% percent",
-    "usd": "$ usd dollar dollars",
-    "eur": "€ eur euro euros",
-    "gbp": "£ gbp pound pounds",
-    "request": "request requests req reqs",
-    "call": "call calls",
-    "message": "message messages msg msgs",
-    "email": "email emails e-mail e-mails",
-    "sms": "sms",
-    "character": "character characters char chars",
-    "attempt": "attempt attempts",
-    "retry": "retry retries",
-    "time": "time times",
-    "user": "user users",
-    "seat": "seat seats",
-    "member": "member members",
-    "key": "key keys",
-    "webhook": "webhook webhooks",
-    "project": "project projects",
-    "item": "item items",
-    "record": "record records",
-    "row": "row rows",
-    "result": "result results",
-    "page": "page pages",
-    "file": "file files",
-    "connection": "connection connections",
-    "event": "event events",
-    "credit": "credit credits",
-    "token": "token tokens",
-    "recipient": "recipient recipients",
-    "contact": "contact contacts",
-    "segment": "segment segments",
-}
-#: Every spelling of a unit mapped to its canonical name ("mins" -> "minute").
-_UNITS = {alias: unit for unit, aliases in _UNIT_ALIASES.items() for alias in aliases.split()}
-_QUALIFIERS = frozenset({"business", "working", "calendar", "consecutive", "more", "additional"})
-_QUANTITY = re.compile(r"(?<![\w.])([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])")
-_TAIL = re.compile(r"\s*(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
-_PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class _Quantity:
-    value: Decimal
-    unit: str
-    raw: str
-
-
-def _quantities(text: str) -> list[_Quantity]:
-    """Numbers with a recognised unit: ``30 days``, ``5 MB``, ``100 requests per second``."""
-    found = []
-    for match in _QUANTITY.finditer(text):
-        currency, digits = match.group(1), match.group(2)
-        unit, end = _unit_after(text, match.end())
-        if unit is None and currency:
-            unit, end = _UNITS[currency], match.end()
-        if unit is None:
-            continue
-        per = _PER.match(text, end)
-        if per is not None and per.group(1).lower() in _UNITS:
-            unit = f"{unit}/{_UNITS[per.group(1).lower()]}"
-            end = per.end()
-        value = Decimal(digits.replace(",", ""))
-        found.append(_Quantity(value, unit, text[match.start() : end].strip()))
-    return found
-
-
-def _unit_after(text: str, start: int) -> tuple[str | None, int]:
-    tail = _TAIL.match(text, start)
-    if tail is None:
-        return None, start
-    first = tail.group(1).lower()
-    if first in _QUALIFIERS and tail.group(2):
-        second = tail.group(2).lower()
-        return (_UNITS[second], tail.end()) if second in _UNITS else (None, start)
-    if first in _UNITS:
-        return _UNITS[first], tail.end(1)
-    return None, start
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
-
-
 # --------------------------------------------------------------------------- the check
 
 
@@ -245,20 +153,104 @@ def check_grounding(
     evidence: Sequence[Passage],
     *,
     support_threshold: float = SUPPORT_THRESHOLD,
-    conflict_overlap: float = CONFLICT_OVERLAP,
+    embed: Embed | None = None,
+    idf: Idf | None = None,
+    conflicts: Sequence[Conflict] | None = None,
+    translated: bool = False,
 ) -> Verdict:
-    """Check each draft sentence against the passages it cites; the verdict lists every problem."""
+    """Check each draft sentence against the passages it cites; the verdict lists every problem.
+
+    ``conflicts`` are the evidence's (:func:`~supportagent.agent.facts.find_conflicts`); without
+    them they are found here, ``embed`` and ``idf`` sharpening the judgement of which facts
+    share a subject. ``translated``: the draft is in another language than the evidence, so
+    its words cannot be compared with the passages'; citations, facts and conflicts still are.
+    """
     if not any(s.text.strip() for s in draft.sentences):
         problem = Problem("no_sentences", "the draft has no sentences to check")
         return Verdict(passed=False, problems=(problem,), checker=CHECKER)
     by_id = {passage.id: passage for passage in evidence}
-    statements = [_Statements.of(passage) for passage in by_id.values()]
+    threshold = 0.0 if translated else support_threshold
     problems: list[Problem] = []
     for index, sentence in enumerate(draft.sentences):
         if sentence.text.strip():
-            problems.extend(_check_sentence(index, sentence, by_id, support_threshold))
-            problems.extend(_conflicts(index, sentence, statements, conflict_overlap))
+            problems.extend(_check_sentence(index, sentence, by_id, threshold))
+    if conflicts is None:
+        conflicts = find_conflicts(extract_facts(by_id.values()), embed=embed, idf=idf)
+    problems.extend(conflict_problems(draft, conflicts))
+    problems.sort(key=lambda p: -1 if p.sentence is None else p.sentence)
     return Verdict(passed=not problems, problems=tuple(problems), checker=CHECKER)
+
+
+def conflict_problems(draft: Draft, conflicts: Sequence[Conflict]) -> list[Problem]:
+    """A draft never states one side of a conflict alone.
+
+    A contradiction stated at all is ``conflicting_evidence`` (a reviewer must decide; no
+    revision can fix the evidence). An exception stated without the rule it departs from being
+    cited too is ``one_sided_exception``.
+    """
+    cited = {c for s in draft.sentences for c in s.citations}
+    cited_docs = {c.split("#", 1)[0] for c in cited}
+    problems: list[Problem] = []
+    reported: set[tuple[int, str, str]] = set()
+    for conflict in conflicts:
+        for index, sentence in enumerate(draft.sentences):
+            side = _side_stated(sentence, conflict)
+            if side is None:
+                continue
+            other = conflict.general if side is conflict.specific else conflict.specific
+            key = (index, other.passage_id, other.quantity.raw)
+            if key in reported:
+                break
+            reported.add(key)
+            where = ", ".join(sentence.citations) or "no passage"
+            if conflict.kind == "contradiction":
+                problems.append(
+                    Problem(
+                        "conflicting_evidence",
+                        f"states {side.quantity.raw!r} (citing {where}) but "
+                        f"{other.passage_id} states {other.quantity.raw!r}: "
+                        f'"{side.sentence}" against "{other.sentence}"',
+                        index,
+                    )
+                )
+            elif other.passage_id not in cited and other.doc_id not in cited_docs:
+                problems.append(
+                    Problem(
+                        "one_sided_exception",
+                        f"states {side.quantity.raw!r} ({side.describe()}) without citing "
+                        f"{other.passage_id}, which states {other.quantity.raw!r}"
+                        f"{' as the general rule' if other is conflict.general else ''}: "
+                        f'"{other.sentence}"',
+                        index,
+                    )
+                )
+            break  # one problem per conflict is enough
+    return problems
+
+
+def exception_flags(draft: Draft, conflicts: Sequence[Conflict]) -> tuple[str, ...]:
+    """``("scoped_exception",)`` when the draft states a side of an exception (and so, having
+    passed the check, cites both): a reviewer confirms which applies."""
+    for conflict in conflicts:
+        if conflict.kind == "exception" and any(
+            _side_stated(s, conflict) is not None for s in draft.sentences
+        ):
+            return ("scoped_exception",)
+    return ()
+
+
+def _side_stated(sentence: DraftSentence, conflict: Conflict) -> Fact | None:
+    """The side of ``conflict`` that ``sentence`` states, if any."""
+    docs = {c.split("#", 1)[0] for c in sentence.citations}
+    words = subject_terms(sentence.text)
+    for side in conflict.sides:
+        if not stated_by(sentence.text, side):
+            continue
+        if side.passage_id in sentence.citations or side.doc_id in docs:
+            return side
+        if words and len(words & side.subject) / min(len(words), len(side.subject) or 1) >= 0.5:
+            return side
+    return None
 
 
 def _check_sentence(
@@ -299,65 +291,19 @@ def _check_sentence(
         )
 
 
-@dataclass(frozen=True)
-class _Statements:
-    """A passage split into sentences, each with its content words and quantities."""
-
-    passage_id: str
-    doc_id: str
-    sentences: tuple[tuple[frozenset[str], tuple[_Quantity, ...]], ...]
-    stated: frozenset[tuple[Decimal, str]]
-
-    @classmethod
-    def of(cls, passage: Passage) -> _Statements:
-        sentences = tuple(
-            (frozenset(_content_words(text)), tuple(_quantities(text)))
-            for text in _split_sentences(passage.text)
-        )
-        stated = frozenset((q.value, q.unit) for _, qs in sentences for q in qs)
-        return cls(passage.id, passage.doc_id, sentences, stated)
+# --------------------------------------------------------------------------- for other checks
 
 
-def _conflicts(
-    index: int, sentence: DraftSentence, evidence: Sequence[_Statements], overlap: float
-) -> Iterable[Problem]:
-    stated = _quantities(sentence.text)
-    if not stated:
-        return
-    words = _content_words(sentence.text)
-    cited = ", ".join(sentence.citations) or "no passage"
-    reported: set[tuple[str, str, str]] = set()
-    for mine in stated:
-        for passage in evidence:
-            for other_words, quantities in passage.sentences:
-                for theirs in quantities:
-                    if theirs.unit != mine.unit or theirs.value == mine.value:
-                        continue
-                    if _stated_together(evidence, mine, theirs):
-                        continue
-                    if _jaccard(words, set(other_words)) < overlap:
-                        continue
-                    key = (mine.raw, theirs.raw, passage.passage_id)
-                    if key not in reported:
-                        reported.add(key)
-                        yield Problem(
-                            "conflicting_evidence",
-                            f"states {mine.raw!r} (citing {cited}) but {passage.passage_id} "
-                            f"states {theirs.raw!r}",
-                            index,
-                        )
+def content_words(text: str) -> set[str]:
+    """Lowercased, stemmed content words of ``text`` (what support is measured in)."""
+    return _content_words(text)
 
 
-def _stated_together(evidence: Sequence[_Statements], a: _Quantity, b: _Quantity) -> bool:
-    """True when one document states both values: two cases ("50 on Growth, 500 on
-    Enterprise", "$0.0095 an SMS, $0.0012 an email"), not a contradiction.
+def fact_keys(text: str) -> dict[str, str]:
+    """The numbers, identifiers, header names and URLs of ``text``: comparison key -> as written."""
+    return {fact.key: fact.raw for fact in _facts(text)}
 
-    A document is taken to agree with itself, so only values from different documents (an
-    article and a resolved ticket, say) can contradict each other.
-    """
-    by_doc: dict[str, set[tuple[Decimal, str]]] = {}
-    for passage in evidence:
-        by_doc.setdefault(passage.doc_id, set()).update(passage.stated)
-    return any(
-        (a.value, a.unit) in stated and (b.value, b.unit) in stated for stated in by_doc.values()
-    )
+
+def mentions(text: str, raw: str) -> bool:
+    """True when ``text`` states the fact written ``raw`` (in any of its shapes)."""
+    return any(_mentions(text, fact) for fact in _facts(raw))

@@ -8,9 +8,10 @@ store's embedding cache, so a corpus is embedded once per model, not once per pr
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 
+from supportagent.agent.language import detect_language
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
 from supportagent.errors import UserError
@@ -21,6 +22,7 @@ from supportagent.retrieval.dense import (
     OpenAIEmbedder,
     Progress,
     VectorCache,
+    Vectors,
 )
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever
@@ -79,6 +81,7 @@ class Knowledge:
         self._lock = threading.Lock()
         self._synced_at: datetime | None = None
         self._revision: int | None = None
+        self._language: str | None = None
         self.retriever = HybridRetriever(
             documents, embedder=embedder, fusion=fusion, progress=progress
         )
@@ -161,6 +164,37 @@ class Knowledge:
     def knows(self, term: str) -> bool:
         """True when some passage uses ``term`` in its text, title or headings."""
         return self.retriever.df(term) > 0 or self.retriever.df(term, "title") > 0
+
+    def language(self) -> str:
+        """The language most articles are written in (``en`` when none can tell), found once."""
+        if self._language is None:
+            votes: dict[str, int] = {}
+            articles = [p for p in self.retriever.passages if p.kind is DocKind.KB]
+            for passage in articles[:: max(len(articles) // 40, 1)]:
+                guess = detect_language(passage.text)
+                if guess.reliable:
+                    votes[guess.code] = votes.get(guess.code, 0) + 1
+            self._language = max(sorted(votes), key=votes.__getitem__) if votes else "en"
+        return self._language
+
+    def links(self, doc_id: str) -> tuple[str, ...]:
+        """The documents ``doc_id`` links to (a resolved ticket's articles)."""
+        doc = self.retriever.document(doc_id)
+        return doc.linked_docs if doc is not None else ()
+
+    def sentence_embedder(self) -> Callable[[Sequence[str]], Vectors] | None:
+        """How to embed short texts (a ticket's candidate sentences) with the search's model;
+        None without dense search.
+
+        The offline MiniLM is used directly, not through the store's cache: its in-process memo
+        makes a sentence seen before free, and sentences need not fill the store.
+        """
+        embedder = self.retriever.embedder
+        if embedder is None:
+            return None
+        if isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, OnnxMiniLM):
+            return embedder.inner.embed
+        return embedder.embed
 
     def similarity(self, text: str, passage_ids: Sequence[str]) -> list[float] | None:
         """Cosine similarity of ``text`` to each passage; None when search has no dense signal."""

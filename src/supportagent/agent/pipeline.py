@@ -14,8 +14,11 @@ from typing import Any
 
 from supportagent.agent.conflicts import confirm_model_conflicts
 from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
-from supportagent.agent.grounding import check_grounding
+from supportagent.agent.facts import extract_facts, find_conflicts
+from supportagent.agent.grounding import check_grounding, exception_flags
 from supportagent.agent.knowledge import Knowledge
+from supportagent.agent.language import detect_language, language_name
+from supportagent.agent.questions import ticket_prose, ticket_questions
 from supportagent.agent.safety import screen
 from supportagent.agent.tools import GateDecision, ToolDenied, ToolGate
 from supportagent.domain import (
@@ -45,6 +48,9 @@ class PipelineConfig:
     max_reformulations: int = 2
     evidence_k: int = 6
     evidence_threshold: float | None = None
+    #: The team's opening and closing lines, put around every draft staged for review.
+    greeting: str = ""
+    closing: str = ""
 
 
 class _Trace:
@@ -119,6 +125,9 @@ class Pipeline:
         self.config = config or PipelineConfig()
         threshold = self.config.evidence_threshold
         self.evidence_gate = EvidenceGate() if threshold is None else EvidenceGate(threshold)
+        use_embedder = getattr(engine, "use_embedder", None)
+        if callable(use_embedder):  # an engine that ranks sentences by meaning
+            use_embedder(knowledge.sentence_embedder())
 
     def run(
         self,
@@ -187,6 +196,30 @@ class Pipeline:
             if bucket is Bucket.NEEDS_HUMAN:
                 return stage(Status.ESCALATED, classification.reason_code, bucket, safety)
 
+            language = detect_language(ticket_prose(ticket))
+            corpus = self.knowledge.language()
+            foreign = language.reliable and language.code != corpus
+            trace.add(
+                "language",
+                "other" if foreign else "same",
+                code=language.code,
+                name=language.name,
+                confidence=language.confidence,
+                reliable=language.reliable,
+                corpus=corpus,
+            )
+            if foreign and getattr(self.engine, "quotes_evidence", False):
+                # An extract of English passages is no answer to a Spanish ticket.
+                trace.add(
+                    "language_gate",
+                    "escalate",
+                    reason=f"The ticket is in {language.name} ({language.code}, "
+                    f"{language.confidence:.2f}); the {self.engine.name} engine quotes the "
+                    f"knowledge base, which is in {language_name(corpus)}, and cannot answer "
+                    f"in {language.name}.",
+                )
+                return stage(Status.ESCALATED, "language_unsupported", Bucket.ANSWERABLE, safety)
+
             notify("retrieve")
             decision = self._gather(ticket, gate, trace)
             self._record_model_calls(trace)
@@ -194,7 +227,10 @@ class Pipeline:
                 return stage(Status.ESCALATED, "weak_evidence", Bucket.ANSWERABLE, safety)
 
             notify("draft")
-            draft, verdict = self._draft_and_check(ticket, decision.hits, gate, trace, notify)
+            hits = self._per_question(ticket, decision.hits, gate, trace)
+            draft, verdict = self._draft_and_check(
+                ticket, hits, gate, trace, notify, translated=foreign
+            )
         except ModelError as exc:
             # The model misbehaved (or this ticket spent its budget): a person takes over.
             self._record_model_calls(trace)
@@ -205,6 +241,7 @@ class Pipeline:
             self._record_model_calls(trace)
             raise
         if verdict.passed:
+            draft = replace(draft, greeting=self.config.greeting, closing=self.config.closing)
             return stage(Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, safety, draft)
         return stage(
             Status.ESCALATED,
@@ -292,6 +329,47 @@ class Pipeline:
             decision, sufficient=sufficient, reason=f"{decision.reason}; assessor: {why}"
         )
 
+    def _per_question(
+        self, ticket: Ticket, hits: Sequence[Hit], gate: ToolGate, trace: _Trace
+    ) -> list[Hit]:
+        """For a ticket that asks several things, the best passages for each question too.
+
+        One search for the whole ticket favours what most of it is about; the second question
+        ("and what happens if we reuse a key?") may need a passage of its own.
+        """
+        questions = ticket_questions(ticket)
+        out = list(hits)
+        have = {h.id for h in out}
+        # The articles a resolved ticket found was answered from: the drafter may quote them
+        # (an article is preferred to a ticket saying the same), the best few of them.
+        linked = [p for p in self.knowledge.linked_passages([h.passage for h in hits])]
+        if linked:
+            similar = self.knowledge.similarity(ticket_prose(ticket), [p.id for p in linked])
+            order = sorted(range(len(linked)), key=lambda i: -(similar[i] if similar else 0.0))[
+                :LINKED_HITS
+            ]
+            extra = [Hit(linked[i], len(out) + n + 1, 0.0) for n, i in enumerate(order)]
+            trace.add("retrieve", "linked", query="", hits=[hit_to_json(h) for h in extra])
+            out.extend(extra)
+            have.update(h.id for h in extra)
+        if len(questions) < 2:
+            return out
+        for question in questions:
+            found = [h for h in self._search(gate, question.text) if h.id not in have]
+            extra = found[:PER_QUESTION_HITS]
+            if not extra:
+                continue
+            trace.add(
+                "retrieve",
+                "question",
+                query=question.text,
+                hits=[hit_to_json(h) for h in extra],
+            )
+            for hit in extra:
+                have.add(hit.id)
+                out.append(Hit(hit.passage, len(out) + 1, hit.score, hit.signals))
+        return out
+
     def _search(self, gate: ToolGate, query: str) -> list[Hit]:
         k = self.config.evidence_k
         docs: list[Hit] = gate.call("search_docs", query=query, k=k)
@@ -306,11 +384,33 @@ class Pipeline:
         gate: ToolGate,
         trace: _Trace,
         notify: Callable[[str], None],
+        *,
+        translated: bool = False,
     ) -> tuple[Draft, Verdict]:
         """Draft, check, revise while the checker objects (at most ``max_revisions`` times)."""
         passages = [h.passage for h in hits]
         # What the drafter cites from resolved tickets is also held against their sources.
         context = self.knowledge.linked_passages(passages)
+        embed = self.knowledge.sentence_embedder()
+        conflicts = find_conflicts(
+            extract_facts([*passages, *context]),
+            embed=embed,
+            idf=self.knowledge.idf,
+            links=self.knowledge.links,
+        )
+        if conflicts:
+            trace.add(
+                "conflicts",
+                "found",
+                conflicts=[
+                    {
+                        "kind": c.kind,
+                        "general": c.general.describe(),
+                        "specific": c.specific.describe(),
+                    }
+                    for c in conflicts
+                ],
+            )
         draft: Draft | None = None
         verdict: Verdict | None = None
         for revision in range(self.config.max_revisions + 1):
@@ -328,13 +428,20 @@ class Pipeline:
                 assert verdict is not None
                 return draft, verdict
             notify("check")
-            grounding = check_grounding(draft, [*passages, *context])
+            grounding = check_grounding(
+                draft, [*passages, *context], conflicts=conflicts, translated=translated
+            )
             verdict = grounding
             if grounding.passed:
+                flags = exception_flags(draft, conflicts)
+                if flags:  # a scoped exception, cited with its rule: the reviewer confirms
+                    draft = replace(draft, flags=tuple(dict.fromkeys((*draft.flags, *flags))))
                 verdict = self.engine.check(ticket, draft, hits)
                 self._record_model_calls(trace)
                 # A model's word alone is not a conflict that stops the revisions.
-                verdict = confirm_model_conflicts(verdict, grounding, [*passages, *context])
+                verdict = confirm_model_conflicts(
+                    verdict, grounding, [*passages, *context], conflicts
+                )
             trace.add(
                 "check",
                 "pass" if verdict.passed else "fail",
@@ -380,9 +487,17 @@ class Pipeline:
         }
 
 
+#: Passages added for each question of a ticket that asks several things.
+PER_QUESTION_HITS = 2
+#: Passages of the articles that resolved tickets in the evidence link to.
+LINKED_HITS = 2
+
 #: Events that commit with the stage result after them: the tool decisions and model calls
 #: that led to it, and ``stage``, which commits with the staged outcome.
-_COMMITTED_WITH_NEXT = frozenset({"tool", "model", "stage"})
+#: The language and conflict findings are small and commit with what they lead to.
+_COMMITTED_WITH_NEXT = frozenset(
+    {"tool", "model", "stage", "language", "language_gate", "conflicts"}
+)
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
 #: the model checker says no draft from this evidence can pass.

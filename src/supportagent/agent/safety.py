@@ -17,11 +17,12 @@ from typing import Any
 from supportagent.domain import SafetyResult
 from supportagent.ruletable import (
     compile_patterns,
-    normalise_quotes,
     parse_rule_table,
     read_rule_file,
     rule_entry,
+    rule_examples,
 )
+from supportagent.textnorm import prose
 
 SEVERITIES = ("low", "medium", "high", "critical")
 DEFAULT_RULES_FILE = "safety_rules.toml"
@@ -54,6 +55,8 @@ class SafetyRule:
     reason_code: str
     patterns: tuple[re.Pattern[str], ...]
     skip_negated: bool = False
+    examples: tuple[str, ...] = ()
+    not_examples: tuple[str, ...] = ()
 
     def find(self, text: str) -> re.Match[str] | None:
         """The first match of any pattern in ``text`` that is not negated, or None."""
@@ -79,9 +82,14 @@ def parse_rules(text: str, source: str = "<string>") -> tuple[SafetyRule, ...]:
     return parse_rule_table(text, source, _parse_rule)
 
 
+def rule_view(text: str) -> str:
+    """The text the safety rules read: canonical, code blocks and inline code blanked."""
+    return prose(text, identifiers=False)
+
+
 def screen(text: str, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:
     """Screen ticket text; the first matching rule decides, else ``general_inquiry``."""
-    normalised = normalise_quotes(text)
+    normalised = rule_view(text)
     for rule in _default_rules() if rules is None else rules:
         match = rule.find(normalised)
         if match is not None:
@@ -125,6 +133,7 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
     if not isinstance(skip_negated, bool):
         raise ValueError(f"{where}: field 'skip_negated' must be true or false")
     patterns = compile_patterns(entry, where)
+    examples, not_examples = rule_examples(entry, where)
     return SafetyRule(
         name=name,
         category=category,
@@ -133,6 +142,8 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         reason_code=reason_code,
         patterns=patterns,
         skip_negated=skip_negated,
+        examples=examples,
+        not_examples=not_examples,
     )
 
 

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.errors import UserError
-from supportagent.insights import Gap, Stats, compute_stats, find_gaps
+from supportagent.insights import Gap, Stats, compute_stats, knowledge_gaps
 from supportagent.runtime import open_store
 from supportagent.store.audit import export_csv
 from supportagent.store.audit_verify import verify
@@ -103,12 +103,19 @@ def gaps(
 
     def run() -> None:
         store = open_store(settings)
-        found = find_gaps(store, load_knowledge(store, settings))
+        report = knowledge_gaps(
+            store, load_knowledge(store, settings), settings.confidence_threshold
+        )
         if as_json:
-            payload = [gap.to_json() for gap in found]
+            payload = [gap.to_json() for gap in report.gaps]
             sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
             return
-        _print_gaps(found)
+        _print_gaps(report.gaps)
+        for m in report.missed:
+            console.print(
+                f"[bold]The drafter missed it[/bold]: {m.ticket_id} ({escape(m.detail)}); "
+                f"{m.article.passage_id} ({escape(m.article.title)}) covers it"
+            )
 
     guard(run)
 
@@ -151,12 +158,11 @@ def _print_stats(s: Stats) -> None:
 
 def _print_gaps(found: list[Gap]) -> None:
     if not found:
-        console.print("No gaps: no ticket was escalated for weak evidence or rejected.")
+        console.print("No gaps: every ticket the agent could not answer has an article near it.")
         return
     for number, gap in enumerate(found, start=1):
         console.print(
-            f"[bold]Gap {number}[/bold]: {gap.size} ticket(s) about "
-            f"{escape(', '.join(gap.terms)) or '-'}"
+            f"[bold]Gap {number}[/bold]: {gap.size} ticket(s) about {escape(gap.topic) or '-'}"
         )
         for ticket in gap.tickets:
             why = f"rejected: {ticket.detail}" if ticket.why == "rejected" else ticket.why

@@ -17,6 +17,7 @@ from supportagent.domain import Status, Ticket
 from supportagent.errors import UserError
 from supportagent.ingest import read_kb, read_resolved, read_tickets
 from supportagent.labels import bucket_accuracy, misses_by_kind, read_labels
+from supportagent.reasons import explain, one_line
 from supportagent.render import outcome_table, print_problems, trace_timeline
 from supportagent.review import amend, approve, reject
 from supportagent.runtime import (
@@ -133,7 +134,7 @@ def agent(
     def run() -> None:
         store = open_store(settings)
         status = store.ticket_status(ticket_id)
-        if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF}:
+        if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF, Status.HANDLED}:
             raise UserError(f"Ticket {ticket_id} was already reviewed ({status.value}).")
         engine = build_engine(settings, demo_forbidden_post=demo_forbidden_post)
         pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
@@ -143,6 +144,7 @@ def agent(
         if used := usage_summary(engine):
             console.print(used)
         console.print(f"\n[bold]{outcome.status.value}[/bold] ({outcome.reason_code})")
+        console.print(escape(one_line(outcome.reason_code)))
         if outcome.draft is not None:
             console.print(escape(outcome.draft.answer))
 
@@ -225,7 +227,8 @@ def review_queue(ctx: typer.Context) -> None:
             draft = record.draft or {}
             console.print(
                 f"[bold]{record.ticket.id}[/bold]  {escape(record.ticket.subject)}  "
-                f"(confidence {draft.get('confidence', 0):.2f})"
+                f"(draft confidence {draft.get('confidence', 0):.2f}; "
+                f"{escape(explain(record.reason_code).sentence)})"
             )
             console.print(f"  {escape(str(draft.get('answer', '')))}\n")
 
@@ -248,22 +251,19 @@ def review(
     def run() -> None:
         store = open_store(settings)
         given = sys.stdin.read() if text == "-" else text or ""
+        if decision is Decision.approve and text is not None:
+            raise UserError(
+                "approve takes no text: it accepts the draft as written. To send your own "
+                f"text, use `supportagent review amend {ticket_id} TEXT`."
+            )
         if decision is Decision.approve:
             result = approve(store, None, ticket_id, reviewer)
         elif decision is Decision.amend:
             result = amend(store, None, ticket_id, given, reviewer)
         else:
             result = reject(store, ticket_id, given, reviewer)
-        if result.linked_existing:
-            added = (
-                f"; linked to {result.resolved_doc_id}, an existing resolved record the answer "
-                "nearly repeats (nothing added)"
-            )
-        elif result.resolved_doc_id:
-            added = f"; added {result.resolved_doc_id} to the resolved corpus"
-        else:
-            added = ""
-        console.print(f"{ticket_id}: {result.status.value} by {escape(result.reviewer)}{added}.")
+        status = result.status.value
+        console.print(f"{escape(result.effect)} (now {status}, by {escape(result.reviewer)})")
         if result.decision == "amend":
             console.print(f"edit: {result.edit_chars} characters, {result.edit_ratio:.0%} of words")
             if result.diff:
@@ -330,14 +330,19 @@ def ui(
 
         bind_host, bind_port = host or settings.host, port or settings.port
         check_bind(bind_host, settings.token)
+        shown = f"[{bind_host}]" if ":" in bind_host else bind_host
+        login = " (token required)" if settings.token is not None else ""
+        # Said first, before the slow part (the first start embeds the corpus).
+        console.print(
+            f"SupportAgent UI on http://{shown}:{bind_port}/{login} · Ctrl-C to stop\n"
+            "starting: loading the store and building the search index..."
+        )
         store = open_store(settings)
         if demo and not store.document_counts() and not store.status_counts():
             load_demo(store)
         load_knowledge(store, settings)  # embeds the corpus once, with a progress bar
         application = create_app(settings, store, work=work, max_tickets=max_tickets)
-        shown = f"[{bind_host}]" if ":" in bind_host else bind_host
-        login = " (token required)" if settings.token is not None else ""
-        console.print(f"SupportAgent UI on http://{shown}:{bind_port}/{login}")
+        console.print(f"ready: open http://{shown}:{bind_port}/ (Ctrl-C to stop)")
         uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
 
     guard(run)

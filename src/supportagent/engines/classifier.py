@@ -17,11 +17,12 @@ from typing import Any
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
 from supportagent.ruletable import (
     compile_patterns,
-    normalise_quotes,
     parse_rule_table,
     read_rule_file,
     rule_entry,
+    rule_examples,
 )
+from supportagent.textnorm import canonical, prose
 
 DEFAULT_RULES_FILE = "classifier_rules.toml"
 #: Confidence when a strong pattern (or the safety gate) decided.
@@ -73,6 +74,8 @@ class ClassifierRule:
     patterns: tuple[re.Pattern[str], ...]
     unless_question: bool = False
     skip_conditional: bool = False
+    examples: tuple[str, ...] = ()
+    not_examples: tuple[str, ...] = ()
 
     @property
     def bucket(self) -> Bucket:
@@ -93,10 +96,11 @@ def classify_by_rules(
 ) -> Classification:
     """Bucket a ticket by patterns, in priority order; unmatched tickets are questions."""
     table = load_classifier_rules() if rules is None else tuple(rules)
-    text = normalise_quotes(ticket.text)
-
-    if found := _first(table, "prompt_injection", text):
+    # Injections are read in full (an instruction inside a code block is still one); every
+    # other rule reads prose, so that no identifier in code can fire it.
+    if found := _first(table, "prompt_injection", canonical(ticket.text)):
         return found
+    text = prose(ticket.text)
     if _is_empty(ticket):
         return Classification(
             Bucket.NEEDS_HUMAN, "empty_ticket", "the ticket asks nothing", STRONG_CONFIDENCE
@@ -154,9 +158,9 @@ def _content_words(text: str) -> list[str]:
 
 def _is_empty(ticket: Ticket) -> bool:
     """Nothing to answer: no content words, or no body and a subject that only names a topic."""
-    if _content_words(normalise_quotes(ticket.body)):
+    if _content_words(canonical(ticket.body)):
         return False
-    return len(_content_words(normalise_quotes(ticket.subject))) < MIN_SUBJECT_ONLY_WORDS
+    return len(_content_words(canonical(ticket.subject))) < MIN_SUBJECT_ONLY_WORDS
 
 
 def _in_hypothetical(text: str, start: int) -> bool:
@@ -179,4 +183,7 @@ def _parse_rule(raw: Any, where: str) -> ClassifierRule:
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")
     compiled = compile_patterns(entry, where)
-    return ClassifierRule(name, str(code), compiled, **flags)
+    examples, not_examples = rule_examples(entry, where)
+    return ClassifierRule(
+        name, str(code), compiled, **flags, examples=examples, not_examples=not_examples
+    )

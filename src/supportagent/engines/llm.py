@@ -32,6 +32,7 @@ from supportagent.engines.llm_replies import (
     CheckReply,
     ClassifyReply,
     DraftReply,
+    ProblemOut,
     ReformulateReply,
     check_schema,
     draft_schema,
@@ -49,6 +50,7 @@ __all__ = [
     "DraftReply",
     "LLMEngine",
     "MeteredEngine",
+    "ProblemOut",
     "ReformulateReply",
     "verdict_from_reply",
 ]

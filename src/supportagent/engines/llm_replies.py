@@ -22,8 +22,14 @@ REASON_CODES: dict[str, tuple[Bucket, str]] = {
         "asks how something works or how to do something, or what a limit, price or policy "
         "is (most tickets)",
     ),
-    "bug_report": (Bucket.NOT_A_QUESTION, "something is broken or behaves wrongly"),
-    "feature_request": (Bucket.NOT_A_QUESTION, "asks for something the product does not do"),
+    "bug_report": (
+        Bucket.NOT_A_QUESTION,
+        "reports that something is broken: an error, a crash, a wrong result",
+    ),
+    "feature_request": (
+        Bucket.NOT_A_QUESTION,
+        "asks the team to add or build something new, that the product does not do",
+    ),
     "feedback": (Bucket.NOT_A_QUESTION, "praise or a complaint, with no question"),
     "outage": (Bucket.NOT_A_QUESTION, "reports the service down or degraded"),
     "money_specific": (Bucket.NEEDS_HUMAN, "one specific invoice, charge, refund or payment"),

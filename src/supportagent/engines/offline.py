@@ -1,90 +1,71 @@
-"""The built-in engine: rule classifier, extractive drafter, relevance checker. No model, no key.
+"""The built-in engine: rule classifier, extractive drafter, answer checker. No model, no key.
 
-It is instant and deterministic, and honest about what it is: the drafter only ever copies
-whole sentences out of the evidence and cites each one, so a draft can be no better than the
-evidence it was given.
+It is instant and deterministic, and honest about what it is: the drafter copies evidence
+sentences, whole procedures, and cites each, so a draft is an extract and can be no better
+than the evidence it was given. What it adds is judgement about *which* sentences: it works out
+what each question of the ticket asks (a duration, a version, a name, a procedure, ...), ranks
+the evidence by meaning (MiniLM, when the pipeline gives it an embedder) and by terms, prefers
+the sentence that carries the asked-for thing, prefers an article to a resolved ticket that says
+the same, and never quotes another customer's case. The checker refuses a draft that lacks what
+was asked (``engines.offline_check``).
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+import numpy as np
+import numpy.typing as npt
+
+from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts, stated_by
+from supportagent.agent.questions import Question, ticket_questions
 from supportagent.domain import (
     Classification,
-    DocKind,
     Draft,
     DraftSentence,
     Hit,
-    Passage,
-    Problem,
     SafetyResult,
     Ticket,
     ToolRequest,
     Verdict,
-    resolved_answer,
 )
 from supportagent.engines.classifier import classify_by_rules
-from supportagent.retrieval.text import tokenize
+from supportagent.engines.extract import Unit, evidence_units, split_sentences
+from supportagent.engines.offline_check import check_draft, explain_confidence
+from supportagent.engines.scoring import TYPED, Scored, UnitScorer
 
-#: How many evidence sentences a draft may quote.
-MAX_SENTENCES = 3
-#: A sentence must share at least this share of the ticket's (idf-weighted) terms to be quoted.
-MIN_SENTENCE_SCORE = 0.12
-#: The checker's floor: share of the ticket's terms the whole draft must touch.
-MIN_DRAFT_RELEVANCE = 0.15
+__all__ = ["OfflineEngine", "split_sentences"]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
-_FENCE = re.compile(r"^\s*```")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-# Sentences about the document itself answer nothing ("This article lists ...").
-_SIGNPOST = re.compile(r"^(this|the following) (article|page|guide|section|document)\b", re.I)
+Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a passage, skipping headings and code blocks; list items count as one each."""
-    sentences: list[str] = []
-    in_code = False
-    for paragraph in re.split(r"\n\s*\n", text):
-        lines: list[str] = []
-        for line in paragraph.splitlines():
-            if _FENCE.match(line):
-                in_code = not in_code
-                continue
-            if in_code or _HEADING.match(line) or line.lstrip().startswith("|"):
-                continue
-            if _LIST_MARK.match(line):
-                if lines:
-                    sentences.extend(_SENTENCE_END.split(" ".join(lines)))
-                    lines = []
-                sentences.append(_LIST_MARK.sub("", line).strip())
-                continue
-            lines.append(line.strip())
-        if lines:
-            sentences.extend(_SENTENCE_END.split(" ".join(lines)))
-    return [s.strip() for s in sentences if len(s.strip()) > 1]
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    text: str
-    passage_id: str
-    hit_rank: int
-    position: int
-    score: float
+#: Most answer units a draft quotes, over all the ticket's questions.
+MAX_UNITS = 5
+#: A procedure's lead sentence is quoted when it scores within this of the procedure.
+LEAD_MARGIN = 0.1
 
 
 class OfflineEngine:
-    """Rules to classify, sentence extraction to draft, term coverage to check relevance."""
+    """Rules to classify, sentence extraction to draft, answer checks to check."""
 
     name = "offline"
+    #: The drafter quotes the evidence, so it can only answer in the evidence's language.
+    quotes_evidence = True
 
-    def __init__(self, *, demo_forbidden_post: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        demo_forbidden_post: bool = False,
+        embed: Embed | None = None,
+    ) -> None:
         # The demo makes the drafter ask for a tool it must never get, to show the gate.
         self.demo_forbidden_post = demo_forbidden_post
+        self.embed = embed
+
+    def use_embedder(self, embed: Embed | None) -> None:
+        """Rank sentences by meaning with ``embed`` (the pipeline passes the knowledge's)."""
+        if self.embed is None:
+            self.embed = embed
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
         return classify_by_rules(ticket, safety)
@@ -96,127 +77,153 @@ class OfflineEngine:
         previous: Draft | None = None,
         verdict: Verdict | None = None,
     ) -> Draft:
-        excluded = _sentences_to_drop(previous, verdict)
-        kept_conflicts = _conflicted_sentences(previous, verdict)
-        candidates = [
-            c
-            for c in _candidates(ticket, evidence)
-            if c.text not in excluded or c.text in kept_conflicts
-        ]
-        chosen = _choose(candidates)
-        # Show reviewers the passages in the order the evidence ranks them, as written.
-        chosen.sort(key=lambda c: (c.hit_rank, c.position))
-        sentences = tuple(DraftSentence(c.text, (c.passage_id,)) for c in chosen)
+        questions = ticket_questions(ticket)
+        dropped = _dropped(previous, verdict)
+        units = [u for u in evidence_units(evidence) if not dropped.intersection(u.sentences)]
+        scorer = UnitScorer(ticket, questions, units, evidence, self.embed)
+        chosen, answers, unanswered = _choose(questions, scorer)
+        chosen = _with_other_sides(chosen, units, evidence, ticket, self.embed)
+        # Reviewers read the units in the order of the questions they answer.
+        sentences = tuple(
+            DraftSentence(text, (s.unit.passage_id,)) for s in chosen for text in s.unit.sentences
+        )
         requests: tuple[ToolRequest, ...] = ()
         if self.demo_forbidden_post and previous is None:
             requests = (
                 ToolRequest("post_to_customer", {"ticket_id": ticket.id, "text": "(draft)"}),
             )
-        confidence = _confidence(chosen)
+        confidence, explanation = explain_confidence(questions, answers, chosen)
         revision = previous.revision + 1 if previous is not None else 0
-        return Draft(sentences, confidence, revision, requests)
+        return Draft(
+            sentences,
+            confidence,
+            revision,
+            requests,
+            unanswered=tuple(q.text for q in unanswered) if sentences else (),
+            flags=("partial_answer",) if unanswered and sentences else (),
+            explanation=explanation,
+        )
 
     def check(self, ticket: Ticket, draft: Draft, evidence: Sequence[Hit]) -> Verdict:
-        """The draft must touch enough of what the ticket asks to be worth a reviewer's time."""
-        weights = _term_weights(ticket, evidence)
-        drafted = {tok for s in draft.sentences for tok in tokenize(s.text)}
-        relevance = _coverage(weights, drafted)
-        if relevance < MIN_DRAFT_RELEVANCE:
-            problem = Problem(
-                "off_topic",
-                f"The draft covers {relevance:.0%} of the ticket's key terms "
-                f"(needs {MIN_DRAFT_RELEVANCE:.0%}).",
-            )
-            return Verdict(False, (problem,), checker="offline-relevance")
-        return Verdict(True, (), checker="offline-relevance")
+        """The draft must give what each question asks, or say it cannot (offline_check)."""
+        return check_draft(ticket, draft, evidence, self.embed)
 
 
-def _term_weights(ticket: Ticket, evidence: Sequence[Hit]) -> dict[str, float]:
-    """Ticket terms found in the evidence, weighted by rarity across its passages."""
-    terms = set(tokenize(ticket.text))
-    passages = [set(tokenize(h.passage.text)) for h in evidence]
-    n = max(len(passages), 1)
-    weights = {}
-    for term in terms:
-        df = sum(1 for p in passages if term in p)
-        if df:  # a term no passage uses cannot be quoted, so it must not dilute the score
-            weights[term] = math.log(1 + (n + 1) / (df + 0.5))
-    return weights
-
-
-def _coverage(weights: dict[str, float], tokens: set[str]) -> float:
-    total = sum(weights.values())
-    if total == 0:
-        return 0.0
-    return sum(w for term, w in weights.items() if term in tokens) / total
-
-
-def _candidates(ticket: Ticket, evidence: Sequence[Hit]) -> list[_Candidate]:
-    weights = _term_weights(ticket, evidence)
-    out = []
-    for hit in evidence:
-        prior = 1.0 / (1.0 + 0.15 * (hit.rank - 1))
-        for position, sentence in enumerate(split_sentences(_answer_part(hit.passage))):
-            if sentence.endswith("?") or len(sentence) < 20 or _SIGNPOST.match(sentence):
+def _choose(
+    questions: Sequence[Question], scorer: UnitScorer
+) -> tuple[list[Scored], list[Scored | None], list[Question]]:
+    """The units to quote: the best for each question (and a second one when the best lacks
+    the asked-for thing and the second has it); each question's answer (None: unanswered);
+    the questions nothing answers."""
+    chosen: list[Scored] = []
+    answers: list[Scored | None] = []
+    unanswered: list[Question] = []
+    for index, question in enumerate(questions):
+        ranked = scorer.ranked(index)
+        if not ranked or not ranked[0].answers:
+            unanswered.append(question)
+            answers.append(None)
+            continue
+        answers.append(max(ranked[:4], key=lambda s: (s.answers and s.typed, s.score)))
+        best = ranked[0]
+        picks = [best]
+        if not best.typed:
+            typed = next((s for s in ranked[1:4] if s.typed and s.answers), None)
+            if typed is not None:
+                picks.append(typed)
+            elif question.kind in TYPED:
+                # Nothing carries what was asked ("how long" and no duration): say so.
+                unanswered.append(question)
+                answers[-1] = None
                 continue
-            score = _coverage(weights, set(tokenize(sentence))) * prior
-            if score >= MIN_SENTENCE_SCORE:
-                out.append(_Candidate(sentence, hit.passage.id, hit.rank, position, score))
+        elif best.unit.procedure:
+            # The sentence that says what the procedure is for, from the same article.
+            lead = next(
+                (
+                    s
+                    for s in ranked[1:6]
+                    if not s.unit.procedure
+                    and s.unit.passage.doc_id == best.unit.passage.doc_id
+                    and s.score >= best.score - LEAD_MARGIN
+                ),
+                None,
+            )
+            if lead is not None:
+                picks.insert(0, lead)
+        for pick in picks:
+            twin = scorer.article_twin(pick)  # an article over a resolved ticket saying the same
+            if twin is not None and twin.typed >= pick.typed:
+                pick = twin
+            pick = replace(pick, unit=pick.unit.narrowed(question.text))
+            if all(_distinct(pick.unit, c.unit) for c in chosen) and len(chosen) < MAX_UNITS:
+                chosen.append(pick)
+    return chosen, answers, unanswered
+
+
+def _distinct(a: Unit, b: Unit) -> bool:
+    """False for the same unit, or two units saying the same (an article and a resolved ticket)."""
+    if a.text == b.text:
+        return False
+    wa, wb = set(a.text.lower().split()), set(b.text.lower().split())
+    return len(wa & wb) / max(len(wa | wb), 1) <= 0.6
+
+
+def _with_other_sides(
+    chosen: list[Scored],
+    units: Sequence[Unit],
+    evidence: Sequence[Hit],
+    ticket: Ticket,
+    embed: Embed | None,
+) -> list[Scored]:
+    """Where a chosen unit states one side of a conflict, quote the other side next to it.
+
+    A contradiction then reaches the reviewer whole (the checks escalate it); for a scoped
+    exception the draft cites both the rule and the exception, the one that fits the ticket
+    first.
+    """
+    conflicts = find_conflicts(extract_facts(h.passage for h in evidence), embed=embed)
+    if not conflicts:
+        return chosen
+    out = list(chosen)
+    for scored in chosen:
+        for conflict in conflicts:
+            other = _other_side(scored.unit, conflict, ticket)
+            if other is None:
+                continue
+            unit = next(
+                (u for u in units if u.passage_id == other.passage_id and stated_by(u.text, other)),
+                None,
+            )
+            if unit is not None and all(_distinct(unit, c.unit) for c in out):
+                place = out.index(scored) + 1
+                out.insert(place, Scored(unit, scored.question, scored.score, True, True))
     return out
 
 
-def _answer_part(passage: Passage) -> str:
-    """The text a drafter may quote: for a resolved ticket, the answer and not the question."""
-    return resolved_answer(passage.text) if passage.kind is DocKind.RESOLVED else passage.text
+def _other_side(unit: Unit, conflict: Conflict, ticket: Ticket) -> Fact | None:
+    for side in conflict.sides:
+        if side.passage_id == unit.passage_id and side.sentence in unit.text:
+            other = conflict.general if side is conflict.specific else conflict.specific
+            return other
+    return None
 
 
-def _choose(candidates: list[_Candidate]) -> list[_Candidate]:
-    """Best sentences first, skipping near-repeats of one already chosen."""
-    chosen: list[_Candidate] = []
-    seen_tokens: list[set[str]] = []
-    for cand in sorted(candidates, key=lambda c: (-c.score, c.hit_rank, c.position)):
-        tokens = set(tokenize(cand.text))
-        if any(len(tokens & s) / max(len(tokens | s), 1) > 0.7 for s in seen_tokens):
-            continue
-        chosen.append(cand)
-        seen_tokens.append(tokens)
-        if len(chosen) == MAX_SENTENCES:
-            break
-    return chosen
+def _dropped(previous: Draft | None, verdict: Verdict | None) -> set[str]:
+    """Sentences the checker objected to, which a revision must not quote again.
 
-
-def _confidence(chosen: Sequence[_Candidate]) -> float:
-    if not chosen:
-        return 0.0
-    return round(min(1.0, max(c.score for c in chosen) * 1.5), 3)
-
-
-def _sentences_to_drop(previous: Draft | None, verdict: Verdict | None) -> set[str]:
-    """Sentences the checker objected to, which a revision must not quote again."""
+    Sentences flagged because the evidence contradicts itself, or because they state an
+    exception whose rule the drafter cannot quote, stay: dropping them would hide the
+    disagreement; the pipeline then sees an unchanged draft and escalates.
+    """
     if previous is None or verdict is None:
         return set()
     drop: set[str] = set()
     for problem in verdict.problems:
+        if problem.code in ("conflicting_evidence", "one_sided_exception"):
+            continue
         if problem.sentence is None:
-            # A whole-draft problem (off topic): none of these sentences did the job.
-            drop.update(s.text for s in previous.sentences)
+            if problem.code in ("off_topic", "missing_answer"):
+                drop.update(s.text for s in previous.sentences)
         elif 0 <= problem.sentence < len(previous.sentences):
             drop.add(previous.sentences[problem.sentence].text)
     return drop
-
-
-def _conflicted_sentences(previous: Draft | None, verdict: Verdict | None) -> set[str]:
-    """Sentences flagged only because the evidence contradicts itself.
-
-    Dropping them would hide the contradiction from the reviewer, so the drafter keeps them;
-    the pipeline then sees an unchanged draft and escalates with the checker's reason.
-    """
-    if previous is None or verdict is None:
-        return set()
-    return {
-        previous.sentences[p.sentence].text
-        for p in verdict.problems
-        if p.code == "conflicting_evidence"
-        and p.sentence is not None
-        and 0 <= p.sentence < len(previous.sentences)
-    }

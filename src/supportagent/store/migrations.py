@@ -15,6 +15,7 @@ from supportagent.store import tables as t
 from supportagent.store.audit import m002_audit_events
 from supportagent.store.claims import m005_ticket_claims
 from supportagent.store.embeddings import m004_embedding_cache
+from supportagent.store.escalations import m007_escalation_actions
 from supportagent.store.llm_records import m003_model_calls
 
 Migration = Callable[[sa.Connection], None]
@@ -40,6 +41,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("004_embedding_cache", m004_embedding_cache),
     ("005_ticket_claims", m005_ticket_claims),
     ("006_counters", m006_counters),
+    ("007_escalation_actions", m007_escalation_actions),
 ]
 
 

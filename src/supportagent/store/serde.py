@@ -22,6 +22,11 @@ def draft_to_json(draft: Draft) -> dict[str, Any]:
         "citations": list(draft.citations),
         "sentences": [{"text": s.text, "citations": list(s.citations)} for s in draft.sentences],
         "tool_requests": [{"name": r.name, "arguments": r.arguments} for r in draft.tool_requests],
+        "greeting": draft.greeting,
+        "closing": draft.closing,
+        "unanswered": list(draft.unanswered),
+        "flags": list(draft.flags),
+        "explanation": draft.explanation,
     }
 
 
@@ -37,6 +42,11 @@ def draft_from_json(data: dict[str, Any]) -> Draft:
             ToolRequest(name=r["name"], arguments=r.get("arguments", {}))
             for r in data.get("tool_requests", [])
         ),
+        greeting=str(data.get("greeting", "")),
+        closing=str(data.get("closing", "")),
+        unanswered=tuple(str(q) for q in data.get("unanswered", [])),
+        flags=tuple(str(f) for f in data.get("flags", [])),
+        explanation=str(data.get("explanation", "")),
     )
 
 
@@ -48,11 +58,15 @@ def safety_to_json(result: SafetyResult) -> dict[str, Any]:
         "reason_code": result.reason_code,
         "matched_rule": result.matched_rule,
         "matched_text": result.matched_text,
+        "detector": result.detector,
+        "score": result.score,
+        "explanation": result.explanation,
     }
 
 
 def safety_from_json(data: dict[str, Any]) -> SafetyResult:
-    return SafetyResult(**data)
+    known = {name: data[name] for name in SafetyResult.__dataclass_fields__ if name in data}
+    return SafetyResult(**known)
 
 
 def hit_to_json(hit: Hit) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from supportagent.domain import ID_PATTERN, Status, Ticket
-from supportagent.insights import compute_stats, find_gaps
+from supportagent.insights import compute_stats, knowledge_gaps
 from supportagent.llm.budget import RunBudgetExhausted
 from supportagent.llm.chat import ModelUnavailable
 from supportagent.review import ReviewResult, amend, approve, reject
@@ -16,6 +16,7 @@ from supportagent.store.store import StagedRecord
 from supportagent.triage import triage_text
 from supportagent.web.deps import State, check_id
 from supportagent.web.monitor_view import agent_status
+from supportagent.web.ratelimit import limit_triage
 from supportagent.web.schemas import (
     AgentStatus,
     AmendRequest,
@@ -43,6 +44,7 @@ TicketPath = Annotated[
     Path(min_length=1, max_length=128, pattern=ID_PATTERN.pattern, description="A ticket id."),
 ]
 _ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A user error: empty text, or an approval whose text differs."},
     404: {"description": "No such ticket."},
     409: {"description": "The ticket is not in a state that allows this."},
     422: {"description": "Invalid id or body."},
@@ -55,14 +57,19 @@ def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.post("/triage", tags=["agent"])
+@router.post(
+    "/triage",
+    tags=["agent"],
+    dependencies=[Depends(limit_triage)],
+    responses={429: {"description": "Too many requests from this client; see Retry-After."}},
+)
 def triage(body: TriageRequest, state: State) -> TriageResult:
     """Run a ticket text through the whole pipeline without adding it to the inbox.
 
-    Its model requests count against the run's caps (SUPPORTAGENT_MAX_API_CALLS,
-    SUPPORTAGENT_MAX_TOKENS) together with the background agent's: 429 once they are spent,
-    503 while the model endpoint is failing.
-    """
+    Limited per client (30 a minute, 10 at once); beyond that 429 with Retry-After, and the
+    wait doubles while a client keeps asking. Its model requests count against the run's caps
+    (SUPPORTAGENT_MAX_API_CALLS, SUPPORTAGENT_MAX_TOKENS) together with the background
+    agent's: 429 once they are spent, 503 while the model endpoint is failing."""
     try:
         raw = triage_text(state.settings, state.knowledge, body.ticket_text, budget=state.budget)
     except RunBudgetExhausted as exc:
@@ -112,11 +119,9 @@ def status(state: State) -> AgentStatus:
 
 @router.get("/api/stats", tags=["agent"])
 def stats(state: State) -> StatsResponse:
-    """Outcome numbers and knowledge gaps (the stats page, as data)."""
-    return StatsResponse(
-        stats=compute_stats(state.store).to_json(),
-        gaps=[gap.to_json() for gap in find_gaps(state.store, state.knowledge)],
-    )
+    """Outcome numbers, knowledge gaps, and rejected drafts whose article exists (missed)."""
+    report = knowledge_gaps(state.store, state.knowledge, state.settings.confidence_threshold)
+    return StatsResponse(stats=compute_stats(state.store).to_json(), **report.to_json())
 
 
 @router.get("/api/queue", tags=["review"])
@@ -146,6 +151,8 @@ def _decision(result: ReviewResult) -> ReviewDecision:
         decision=result.decision,
         status=result.status.value,
         resolved_doc_id=result.resolved_doc_id,
+        linked_existing=result.linked_existing,
+        effect=result.effect,
     )
 
 
@@ -153,9 +160,14 @@ def _decision(result: ReviewResult) -> ReviewDecision:
 def approve_draft(
     ticket_id: TicketPath, state: State, body: ApproveRequest | None = None
 ) -> ReviewDecision:
-    """Accept the draft as written; the answer joins the resolved corpus at once."""
-    reviewer = (body or ApproveRequest()).reviewer
-    return _decision(approve(state.store, state.knowledge, check_id(ticket_id), reviewer))
+    """Accept the draft as written; the answer joins the resolved corpus at once.
+
+    With ``text`` that differs from the draft the approval is refused (400): an edit is saved
+    only by amend, never dropped."""
+    given = body or ApproveRequest()
+    return _decision(
+        approve(state.store, state.knowledge, check_id(ticket_id), given.reviewer, given.text)
+    )
 
 
 @router.post("/api/review/{ticket_id}/amend", tags=["review"], responses=_ERRORS)

@@ -15,15 +15,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.errors import ConflictError, NotFoundError, UserError
+from supportagent.reasons import load_routing
 from supportagent.runtime import run_budget
 from supportagent.store.store import Store
-from supportagent.web import api, auth, pages
+from supportagent.web import api, auth, docs, escalation_api, escalation_pages, pages
 from supportagent.web.deps import AppState, render
+from supportagent.web.ratelimit import Limits
 from supportagent.web.security import MAX_BODY_BYTES, Guard, Security
 from supportagent.web.worker import AgentWorker
 
 #: Paths that answer in JSON; everything else is a page and gets an HTML error page.
-JSON_PREFIXES = ("/api/", "/triage", "/health", "/openapi.json", "/docs")
+JSON_PREFIXES = ("/api/", "/triage", "/health", "/openapi.json")
 
 
 def create_app(
@@ -34,6 +36,7 @@ def create_app(
     max_tickets: int | None = None,
     allowed_hosts: Iterable[str] | None = None,
     max_body: int = MAX_BODY_BYTES,
+    limits: Limits | None = None,
 ) -> FastAPI:
     """The app over ``store``; with ``work`` the agent works through the inbox meanwhile.
 
@@ -64,13 +67,22 @@ def create_app(
             "them. With SUPPORTAGENT_TOKEN set, send `Authorization: Bearer <token>`."
         ),
         lifespan=lifespan,
+        # /docs is served from assets installed with the package (web/docs.py), never a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
-    app.state.supportagent = AppState(settings, store, knowledge, worker, security, budget)
+    routing = load_routing(settings.home)
+    app.state.supportagent = AppState(settings, store, knowledge, worker, security, routing, budget)
     app.state.security = security
+    app.state.limits = limits or Limits()
     app.add_middleware(Guard, security=security, max_body=max_body)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
+    app.mount(docs.ASSETS_PATH, StaticFiles(directory=docs.assets_dir()), name="docs-assets")
     app.include_router(api.router)
+    app.include_router(escalation_api.router)
     app.include_router(pages.router)
+    app.include_router(escalation_pages.router)
+    app.include_router(docs.router)
     app.include_router(auth.router)
     _add_error_handlers(app)
     return app

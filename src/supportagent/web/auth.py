@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from supportagent.web.deps import State, render
+from supportagent.web.ratelimit import client_of
 from supportagent.web.security import AUTH_COOKIE, AUTH_MAX_AGE, require_csrf
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(require_csrf)])
@@ -39,9 +41,23 @@ def login(
     security = state.security
     if security.token is None:
         return RedirectResponse(safe_next(next), status_code=303)
+    backoff = request.app.state.limits.login
+    client = client_of(request)
+    wait = backoff.retry_after(client)
+    if wait is not None:
+        seconds = max(1, math.ceil(wait))
+        context = {
+            "next": safe_next(next),
+            "error": f"Too many wrong tokens from this address: try again in {seconds} s.",
+        }
+        refused = render(request, "login.html", context, status_code=429)
+        refused.headers["retry-after"] = str(seconds)
+        return refused
     if not security.token_ok(token):
+        backoff.failed(client)
         context = {"next": safe_next(next), "error": "That is not the token. Try again."}
         return render(request, "login.html", context, status_code=401)
+    backoff.succeeded(client)
     response = RedirectResponse(safe_next(next), status_code=303)
     response.set_cookie(
         AUTH_COOKIE,
@@ -56,7 +72,9 @@ def login(
 
 
 @router.post("/logout")
-def logout() -> Response:
+def logout(request: Request, state: State) -> Response:
+    """End the login: the cookie is revoked here, not only deleted in this browser."""
+    state.security.revoke(request.cookies.get(AUTH_COOKIE))
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(AUTH_COOKIE, path="/", httponly=True, samesite="strict")
     return response

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,7 @@ from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.domain import is_valid_id
 from supportagent.llm.budget import Budget
+from supportagent.reasons import explain
 from supportagent.store.store import Store
 from supportagent.web.security import Security
 from supportagent.web.worker import AgentWorker
@@ -27,7 +29,9 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_ENV.globals["explain"] = explain  # reason codes in words, in every template
 TEMPLATES = Jinja2Templates(env=_ENV)
+_ACTOR = re.compile(r"^[\w .@-]{1,64}$")
 
 
 @dataclass
@@ -37,6 +41,8 @@ class AppState:
     knowledge: Knowledge
     worker: AgentWorker | None
     security: Security
+    #: Reason code → the team a routed ticket goes to (``reasons.load_routing``).
+    routing: dict[str, str] = field(default_factory=dict)
     #: The run's model budget, shared by the worker and /triage: one cap for the process.
     budget: Budget | None = None
 
@@ -48,6 +54,12 @@ def get_state(request: Request) -> AppState:
 
 
 State = Annotated[AppState, Depends(get_state)]
+
+
+def actor_name(name: str, fallback: str = "web") -> str:
+    """The name a form sent as "working as", or ``fallback`` when it is empty or odd."""
+    who = name.strip()
+    return who if _ACTOR.fullmatch(who) else fallback
 
 
 def check_id(ticket_id: str) -> str:

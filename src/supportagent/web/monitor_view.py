@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from supportagent.config import Settings
 from supportagent.domain import Status
 from supportagent.llm.budget import Budget
+from supportagent.reasons import explain
+from supportagent.store.escalations import TicketAction, recent_actions
 from supportagent.store.store import Store
+from supportagent.store.ticket_list import TicketQuery
+from supportagent.web.queue_view import fetch
 from supportagent.web.schemas import AgentStatus, Caps
 from supportagent.web.worker import WorkerSnapshot
 
-#: The monitor's counters: a label, the CSS key, and the statuses each one adds up.
-COUNT_GROUPS: tuple[tuple[str, str, tuple[Status, ...]], ...] = (
-    ("inbox", "new", (Status.NEW,)),
-    ("in progress", "in_progress", (Status.IN_PROGRESS,)),
-    ("in review", "pending_review", (Status.PENDING_REVIEW,)),
-    ("routed", "routed", (Status.ROUTED,)),
-    ("escalated", "escalated", (Status.ESCALATED,)),
-    ("reviewed", "reviewed", (Status.APPROVED, Status.AMENDED, Status.HANDED_OFF)),
+#: The monitor's counters: a label, the CSS key, the statuses each one adds up, and where a
+#: click on it goes (the list of those tickets).
+COUNT_GROUPS: tuple[tuple[str, str, tuple[Status, ...], str], ...] = (
+    ("inbox", "new", (Status.NEW,), "/?status=new#tickets"),
+    ("in progress", "in_progress", (Status.IN_PROGRESS,), "/?status=in_progress#tickets"),
+    ("in review", "pending_review", (Status.PENDING_REVIEW,), "/review"),
+    ("routed", "routed", (Status.ROUTED,), "/escalations?status=routed"),
+    ("escalated", "escalated", (Status.ESCALATED,), "/escalations?status=escalated"),
+    (
+        "reviewed",
+        "reviewed",
+        (Status.APPROVED, Status.AMENDED, Status.HANDED_OFF),
+        "/?status=approved,amended,handed_off#tickets",
+    ),
+    ("handled", "handled", (Status.HANDLED,), "/escalations?status=handled"),
 )
-#: Rows of each kind the monitor lists (the rest are a click away in the API).
-UPCOMING_ROWS = 25
-STAGED_ROWS = 40
+#: Tickets per page of the monitor's list.
+PAGE_ROWS = 25
 ACTIVITY_ROWS = 15
 
 
@@ -32,6 +43,7 @@ class Counter:
     label: str
     key: str
     value: int
+    href: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +53,8 @@ class TicketRow:
     status: str
     phase: str | None
     note: str
+    #: The reason (or status) in one sentence: the note's tooltip.
+    why: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +67,8 @@ class Activity:
 
 def counters(counts: dict[str, int]) -> list[Counter]:
     return [
-        Counter(label, key, sum(counts.get(s.value, 0) for s in statuses))
-        for label, key, statuses in COUNT_GROUPS
+        Counter(label, key, sum(counts.get(s.value, 0) for s in statuses), href)
+        for label, key, statuses, href in COUNT_GROUPS
     ]
 
 
@@ -90,33 +104,27 @@ def agent_status(
     )
 
 
-def ticket_rows(store: Store, snapshot: WorkerSnapshot | None) -> list[TicketRow]:
-    """The ticket in hand, then the next ones up, then the latest staged, newest first."""
+def ticket_rows(
+    store: Store, snapshot: WorkerSnapshot | None, query: TicketQuery, routing: Mapping[str, str]
+) -> tuple[int, list[TicketRow]]:
+    """One page of tickets: the one in hand first, then the waiting, then the latest staged."""
     current = snapshot.current if snapshot else None
-    rows: list[TicketRow] = []
-    waiting = store.list_tickets([Status.IN_PROGRESS, Status.NEW])
-    waiting.sort(key=lambda pair: (pair[0].id != current, pair[1] is not Status.IN_PROGRESS))
-    for ticket, status in waiting[:UPCOMING_ROWS]:
-        mine = ticket.id == current and snapshot is not None
+    total, rows = fetch(store, query, routing)
+    out = []
+    for row in rows:
+        item = row.item
+        mine = item.id == current and snapshot is not None
         phase = snapshot.phase if mine and snapshot else None
-        if status is Status.IN_PROGRESS:
+        if item.status == Status.IN_PROGRESS.value:
             note = "" if mine else "in progress elsewhere (another worker, or interrupted)"
-        else:
+        elif item.status == Status.NEW.value:
             note = "waiting"
-        rows.append(TicketRow(ticket.id, ticket.subject, status.value, phase, note))
-    for record in store.staged(limit=STAGED_ROWS):
-        if record.status in {Status.NEW, Status.IN_PROGRESS}:
-            continue  # a re-run in hand is listed above
-        rows.append(
-            TicketRow(
-                record.ticket.id,
-                record.ticket.subject,
-                record.status.value,
-                None,
-                record.reason_code,
-            )
-        )
-    return rows
+        else:
+            note = row.reason_label
+            if row.destination:
+                note += f" → {row.destination}"
+        out.append(TicketRow(item.id, item.subject, item.status, phase, note, row.reason))
+    return total, out
 
 
 _DECIDED = {"approve": "approved", "amend": "amended", "reject": "rejected"}
@@ -125,9 +133,11 @@ _DECIDED = {"approve": "approved", "amend": "amended", "reject": "rejected"}
 def recent_activity(store: Store) -> list[Activity]:
     """The latest staged outcomes and review decisions, newest first."""
     items = [
-        Activity(r.staged_at, r.ticket.id, f"agent staged it: {r.reason_code}", r.status.value)
+        Activity(r.staged_at, r.ticket.id, f"agent: {explain(r.reason_code).label}", r.status.value)
         for r in store.staged(limit=ACTIVITY_ROWS)
     ]
+    for action in recent_actions(store, ACTIVITY_ROWS):
+        items.append(Activity(action.at, action.ticket_id, _action_text(action), "handled"))
     for review in store.reviews()[-ACTIVITY_ROWS:]:
         decision = str(review["decision"])
         why = f": {review['reason']}" if review.get("reason") else ""
@@ -135,6 +145,16 @@ def recent_activity(store: Store) -> list[Activity]:
         items.append(Activity(review["decided_at"], review["ticket_id"], what, decision))
     items.sort(key=lambda a: _sortable(a.at), reverse=True)
     return items[:ACTIVITY_ROWS]
+
+
+def _action_text(action: TicketAction) -> str:
+    if action.action == "assign":
+        return f"{action.actor} assigned it to {action.text}"
+    if action.action == "note":
+        return f"{action.actor} added a note"
+    if action.action == "reply":
+        return f"{action.actor} replied"
+    return f"{action.actor} marked it handled"
 
 
 def _sortable(at: datetime) -> float:

@@ -11,8 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 from supportagent.domain import Passage
-from supportagent.store.store import StagedRecord
+from supportagent.review import effect_sentence, plain_draft
+from supportagent.store import tables as t
+from supportagent.store.audit import review_extras
+from supportagent.store.store import StagedRecord, Store
+from supportagent.web.meters import Meter, review_meters
 
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -61,7 +67,7 @@ class ReviewItem:
     #: A model checker's own claims, each with the passage that supports it (None: nothing).
     checker_claims: tuple[tuple[str, str | None], ...]
     evidence: tuple[EvidencePassage, ...]
-    confidences: Mapping[str, float | None]
+    meters: tuple[Meter, ...]
     plain_answer: str
 
 
@@ -176,12 +182,8 @@ def review_item(
             if isinstance(c, list | tuple) and len(c) == 2
         ),
         evidence=tuple(evidence),
-        confidences={
-            "classifier": classify.get("confidence"),
-            "evidence coverage": gate.get("coverage"),
-            "draft": draft.get("confidence"),
-        },
-        plain_answer=" ".join(c.text for c in claims),
+        meters=review_meters(classify, gate, draft, record.engine),
+        plain_answer=plain_draft(record),
     )
 
 
@@ -197,3 +199,20 @@ def next_after(ids: Sequence[str], current: str) -> str | None:
     at = ids.index(current)
     rest = [*ids[at + 1 :], *reversed(ids[:at])]
     return rest[0] if rest else None
+
+
+def decision_effect(store: Store, ticket_id: str) -> str | None:
+    """What the latest decision on ``ticket_id`` did, read from the store (not the URL)."""
+    extras = review_extras.alias("extras")
+    query = (
+        sa.select(t.reviews.c.decision, t.reviews.c.resolved_doc_id, extras.c.resolved_added)
+        .join(extras, extras.c.id == t.reviews.c.id)
+        .where(t.reviews.c.ticket_id == ticket_id)
+        .order_by(t.reviews.c.id.desc())
+        .limit(1)
+    )
+    with store.engine.connect() as conn:
+        row = conn.execute(query).first()
+    if row is None:
+        return None
+    return effect_sentence(ticket_id, row.decision, row.resolved_doc_id, row.resolved_added)

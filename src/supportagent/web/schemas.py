@@ -53,6 +53,8 @@ class NewTicket(_Request):
 
 class ApproveRequest(_Request):
     reviewer: Reviewer = "api"
+    #: The final answer as the reviewer sees it; if it differs from the draft, 400 (amend).
+    text: Annotated[Text, Field(max_length=20_000)] | None = None
 
 
 class AmendRequest(_Request):
@@ -190,6 +192,75 @@ class ReviewDecision(BaseModel):
     decision: str
     status: str
     resolved_doc_id: str | None
+    #: True when the answer nearly repeats ``resolved_doc_id``, which it links to (nothing added).
+    linked_existing: bool = False
+    #: What the decision did, in one sentence.
+    effect: str = ""
+
+
+class ReasonModel(BaseModel):
+    code: str
+    label: str
+    sentence: str
+    next_step: str
+    pinned: bool
+    destination: str | None
+
+
+class TicketListItemModel(BaseModel):
+    id: str
+    subject: str
+    status: str
+    reason_code: str | None
+    #: The reason in one plain sentence (empty before the agent staged the ticket).
+    reason: str
+    next_step: str
+    #: Where a routed ticket goes (the routing table), else null.
+    destination: str | None
+    priority: int
+    received_at: datetime
+    staged_at: datetime | None
+    assignee: str | None
+    #: Self-harm or security, and nobody has taken it yet: it stays at the top.
+    pinned: bool
+
+
+class TicketList(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    items: list[TicketListItemModel]
+
+
+class AssignRequest(_Request):
+    assignee: Annotated[Text, Field(min_length=1, max_length=128)]
+    actor: Reviewer = "api"
+
+
+class NoteRequest(_Request):
+    text: Annotated[Text, Field(min_length=1, max_length=20_000)]
+    actor: Reviewer = "api"
+
+
+class ReplyRequest(_Request):
+    text: Annotated[Text, Field(min_length=1, max_length=20_000)]
+    actor: Reviewer = "api"
+
+
+class HandledRequest(_Request):
+    note: Annotated[Text, Field(max_length=20_000)] = ""
+    actor: Reviewer = "api"
+
+
+class ActionDone(BaseModel):
+    ticket_id: str
+    action: str
+    status: str
+    actor: str
+    at: datetime
+    resolved_doc_id: str | None
+    linked_existing: bool
+    effect: str
 
 
 class ModelCallModel(BaseModel):
@@ -216,3 +287,5 @@ class StatsResponse(BaseModel):
 
     stats: dict[str, Any]
     gaps: list[dict[str, Any]]
+    #: Rejected drafts whose article exists: the drafter missed it; not a knowledge gap.
+    missed: list[dict[str, Any]] = []

@@ -12,9 +12,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import itertools
 import json
+import math
 import secrets
+import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
@@ -34,7 +38,13 @@ SESSION_COOKIE = "sa_session"
 MAX_BODY_BYTES = 256 * 1024
 #: How long a login lasts, in seconds.
 AUTH_MAX_AGE = 12 * 3600
-MIN_TOKEN_LENGTH = 16
+MIN_TOKEN_LENGTH = 32
+#: Least estimated entropy of a token, in bits (its length times the Shannon entropy of its
+#: characters); 32 random hex digits carry about 115 by this estimate, 43 from
+#: ``secrets.token_urlsafe()`` about 200.
+MIN_TOKEN_BITS = 96
+#: Logins remembered at most (each is a few dozen bytes); the oldest are dropped first.
+MAX_SESSIONS = 10_000
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: Reachable without the token: the liveness probe, the login form and its static files.
 OPEN_PATHS = frozenset({"/health", "/login", "/static/app.css", "/static/app.js"})
@@ -56,14 +66,40 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, token: SecretStr | None) -> None:
-    """Refuse to serve beyond loopback without a token, and refuse a token that is too short."""
-    value = token.get_secret_value() if token is not None else ""
-    if token is not None and len(value) < MIN_TOKEN_LENGTH:
+_MAKE_ONE = "for example from `python -c 'import secrets; print(secrets.token_urlsafe())'`"
+
+
+def token_problem(value: str) -> str | None:
+    """Why ``value`` is too weak to guard the app, or None when it will do."""
+    if len(value) < MIN_TOKEN_LENGTH:
+        return f"it is {len(value)} characters; use at least {MIN_TOKEN_LENGTH}"
+    counts = Counter(value)
+    per_char = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    if per_char * len(value) < MIN_TOKEN_BITS or len(counts) < 8:
+        return "its characters repeat too much to be random"
+    if any(value == (value[:p] * (len(value) // p + 1))[: len(value)] for p in range(1, 17)):
+        return "it repeats a short pattern"
+    steps = sum(1 for a, b in itertools.pairwise(value) if abs(ord(a) - ord(b)) <= 1)
+    if steps > len(value) // 2:
+        return "it runs along the keyboard or the alphabet"
+    return None
+
+
+def check_token(token: SecretStr | None) -> None:
+    """Refuse a token that is short or guessable, with what to use instead."""
+    if token is None:
+        return
+    problem = token_problem(token.get_secret_value())
+    if problem:
         raise UserError(
-            f"SUPPORTAGENT_TOKEN is too short: use at least {MIN_TOKEN_LENGTH} random characters, "
-            "for example from `python -c 'import secrets; print(secrets.token_urlsafe())'`."
+            f"SUPPORTAGENT_TOKEN is too weak ({problem}): use at least {MIN_TOKEN_LENGTH} "
+            f"random characters, {_MAKE_ONE}."
         )
+
+
+def check_bind(host: str, token: SecretStr | None) -> None:
+    """Refuse to serve beyond loopback without a token, and refuse a weak token."""
+    check_token(token)
     if not is_loopback(host) and token is None:
         raise UserError(
             f"Refusing to serve on {host} without a token: anyone who can reach it could read "
@@ -77,17 +113,24 @@ def _sign(key: bytes, message: str) -> str:
 
 @dataclass
 class Security:
-    """The secrets of one running app: the token (if any) and a per-process CSRF key."""
+    """The secrets of one running app: the token (if any), a per-process CSRF key, and the
+    logins in force (a login is revoked by logging out; a restart logs everyone out)."""
 
     token: str | None
     allowed_hosts: frozenset[str] | None
     csrf_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    #: Login id → expiry (seconds since the epoch).
+    sessions: dict[str, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def from_settings(
         cls, token: SecretStr | None, allowed_hosts: Iterable[str] | None = None
     ) -> Security:
-        """Without a token only loopback host names are served (no DNS rebinding)."""
+        """Without a token only loopback host names are served (no DNS rebinding).
+
+        A weak token is refused (UserError), whoever starts the app."""
+        check_token(token)
         if allowed_hosts is not None:
             hosts: frozenset[str] | None = frozenset(h.lower() for h in allowed_hosts)
         else:
@@ -103,19 +146,43 @@ class Security:
         return hmac.compare_digest(given.strip().encode(), self.token.encode())
 
     def issue_login(self, now: float | None = None) -> str:
-        """A login cookie value: an expiry and its signature under the token, never the token."""
+        """A login cookie value: expiry, login id and their signature; never the token."""
         assert self.token is not None
-        expires = int((now if now is not None else time.time()) + AUTH_MAX_AGE)
-        return f"{expires}.{_sign(self.token.encode(), f'login:{expires}')}"
+        at = now if now is not None else time.time()
+        expires = int(at + AUTH_MAX_AGE)
+        login_id = secrets.token_hex(16)
+        with self._lock:
+            for old in [k for k, v in self.sessions.items() if v < at]:
+                del self.sessions[old]
+            while len(self.sessions) >= MAX_SESSIONS:
+                del self.sessions[next(iter(self.sessions))]
+            self.sessions[login_id] = expires
+        signature = _sign(self.token.encode(), f"login:{expires}:{login_id}")
+        return f"{expires}.{login_id}.{signature}"
+
+    def _login_id(self, cookie: str | None, now: float | None = None) -> str | None:
+        if self.token is None or not cookie:
+            return None
+        expires, login_id, signature = [*cookie.split("."), "", ""][:3]
+        if not expires.isdigit() or int(expires) < (now if now is not None else time.time()):
+            return None
+        expected = _sign(self.token.encode(), f"login:{expires}:{login_id}")
+        if not hmac.compare_digest(signature.encode(), expected.encode()):
+            return None
+        return login_id
 
     def login_ok(self, cookie: str | None, now: float | None = None) -> bool:
-        if self.token is None or not cookie:
-            return False
-        expires, _, signature = cookie.partition(".")
-        if not expires.isdigit() or int(expires) < (now if now is not None else time.time()):
-            return False
-        expected = _sign(self.token.encode(), f"login:{expires}")
-        return hmac.compare_digest(signature.encode(), expected.encode())
+        """A cookie this process issued, signed, unexpired, and not logged out."""
+        login_id = self._login_id(cookie, now)
+        with self._lock:
+            return login_id is not None and login_id in self.sessions
+
+    def revoke(self, cookie: str | None) -> None:
+        """Log out: the cookie no longer opens anything, even if it was copied."""
+        login_id = self._login_id(cookie)
+        if login_id is not None:
+            with self._lock:
+                self.sessions.pop(login_id, None)
 
     def token_ok(self, given: str) -> bool:
         return self.token is not None and hmac.compare_digest(given.encode(), self.token.encode())
@@ -210,8 +277,7 @@ class Guard:
                 out.setdefault("x-content-type-options", "nosniff")
                 out.setdefault("referrer-policy", "same-origin")
                 out.setdefault("x-frame-options", "DENY")
-                if not scope["path"].startswith("/docs"):
-                    out.setdefault("content-security-policy", CSP)
+                out.setdefault("content-security-policy", CSP)
                 if new_session:
                     out.append(
                         "set-cookie",

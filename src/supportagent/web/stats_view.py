@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from supportagent.agent.knowledge import Knowledge
-from supportagent.insights import Stats, compute_stats, find_gaps
+from supportagent.insights import Stats, compute_stats, knowledge_gaps
+from supportagent.reasons import explain
 from supportagent.store.store import Store
 from supportagent.web.charts import BarChart, bar_chart
 
@@ -72,18 +73,23 @@ def charts(stats: Stats) -> list[BarChart]:
         ),
         bar_chart(
             "Why tickets were escalated",
-            [(k, float(v)) for k, v in stats.escalated_by_reason.items()],
+            [(explain(k).label, float(v)) for k, v in stats.escalated_by_reason.items()],
         ),
         bar_chart(
-            "Why tickets were routed", [(k, float(v)) for k, v in stats.routed_by_reason.items()]
+            "Why tickets were routed",
+            [(explain(k).label, float(v)) for k, v in stats.routed_by_reason.items()],
         ),
     ]
 
 
-def stats_context(store: Store, knowledge: Knowledge) -> dict[str, Any]:
+def stats_context(
+    store: Store, knowledge: Knowledge, threshold: float | None = None
+) -> dict[str, Any]:
     stats = compute_stats(store)
+    report = knowledge_gaps(store, knowledge, threshold)
     return {
         "tiles": tiles(stats),
         "charts": charts(stats),
-        "gaps": find_gaps(store, knowledge),
+        "gaps": report.gaps,
+        "missed": report.missed,
     }

@@ -1,0 +1,259 @@
+"""Calibrate the semantic safety detector's thresholds on tune data; report on test data.
+
+    python bench/safety_calibration.py [--split tune|test] [--write]
+
+Reads every triage set it finds (our own `eval/` sets by their `split` field; public sets split
+by a hash of the id, `evals.catalog.hash_split`), scores every ticket's sentences against the
+safety exemplars, and for each category and embedder picks the loosest thresholds whose false
+alarms on harmless tickets stay within a budget, maximising recall. `--write` stores them in
+`src/supportagent/agent/safety_semantic.toml`. With `--split test` it applies the current
+thresholds to the test halves and prints recall and false alarms, per set.
+
+Positives: rows with `expected_safety` (a safety category); Banking77's fraud and security
+intents, mapped below. Harmless: rows with no risk at all (no `expected_safety`, and not a
+money or account action).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from supportagent.agent.safety import screen
+from supportagent.agent.safety_semantic import (
+    CATEGORIES,
+    SemanticSafety,
+    SentenceScores,
+    Threshold,
+)
+from supportagent.evals.catalog import find_datasets, hash_split
+from supportagent.evals.triage import MONEY_OR_ACCOUNT, TriageRow, read_triage
+from supportagent.runtime import build_semantic_safety
+
+#: Banking77 intents that are a safety risk, by the category they belong to.
+BANKING77_RISKS = {
+    "card_payment_not_recognised": "payment_fraud",
+    "cash_withdrawal_not_recognised": "payment_fraud",
+    "direct_debit_payment_not_recognised": "payment_fraud",
+    "compromised_card": "payment_fraud",
+    "lost_or_stolen_card": "payment_fraud",
+    "lost_or_stolen_phone": "security_incident",
+}
+#: Banking77 intents that are money or account actions (not harmless, not a safety risk).
+BANKING77_ACTIONS = frozenset(
+    {
+        "Refund_not_showing_up",
+        "balance_not_updated_after_bank_transfer",
+        "balance_not_updated_after_cheque_or_cash_deposit",
+        "cancel_transfer",
+        "card_swallowed",
+        "extra_charge_on_statement",
+        "request_refund",
+        "terminate_account",
+        "transaction_charged_twice",
+        "transfer_not_received_by_recipient",
+        "wrong_amount_of_cash_received",
+    }
+)
+#: Sets that are not support tickets (crisis forums, chatbot prompts, therapy questions):
+#: reported on, never tuned on, so that their negatives do not set a support inbox's bar.
+REPORT_ONLY = frozenset({"selfharm_triage"})
+#: Share of all harmless tune tickets one category may flag, at most; no single set may see
+#: more than PER_SET_FACTOR times that (a small set of hard negatives would otherwise decide).
+PER_SET_FACTOR = 3
+ALARM_BUDGET = {
+    "self_harm_risk": 0.03,
+    "security_incident": 0.02,
+    "payment_fraud": 0.02,
+    "legal_threat": 0.015,
+}
+THRESHOLDS_PATH = Path(__file__).resolve().parents[1] / (
+    "src/supportagent/agent/safety_semantic.toml"
+)
+
+
+def risk_of(set_name: str, row: TriageRow) -> str | None:
+    """The row's safety category, ``money_or_account``, or None for a harmless ticket."""
+    if row.expected_safety is not None:
+        return row.expected_safety
+    if set_name.startswith("banking77") and row.source_label:
+        if row.source_label in BANKING77_RISKS:
+            return BANKING77_RISKS[row.source_label]
+        if row.source_label in BANKING77_ACTIONS:
+            return MONEY_OR_ACCOUNT
+    return None
+
+
+def split_of(set_name: str, row: TriageRow, ours: bool) -> str:
+    """A set named ``..._tune`` or ``..._report`` is all one half; ours say; others by hash."""
+    if set_name.endswith("_tune"):
+        return "tune"
+    if set_name.endswith("_report"):
+        return "test"
+    return row.split if ours and row.split else hash_split(row.ticket.id)
+
+
+def collect(split: str) -> dict[str, list[tuple[TriageRow, str | None]]]:
+    sets: dict[str, list[tuple[TriageRow, str | None]]] = {}
+    for dataset in find_datasets():
+        if dataset.kind != "triage" or (split == "tune" and dataset.name in REPORT_ONLY):
+            continue
+        rows = [
+            r for r in read_triage(dataset.path) if split_of(dataset.name, r, dataset.ours) == split
+        ]
+        sets[dataset.name] = [(r, risk_of(dataset.name, r)) for r in rows]
+    return sets
+
+
+Scored = dict[str, list[tuple[str | None, SentenceScores, bool]]]
+
+
+def score(detector: SemanticSafety, sets: dict[str, list[tuple[TriageRow, str | None]]]) -> Scored:
+    """Per set, per row: its risk, its sentences' scores, and whether the rules escalate it
+    (the detector only has to catch what the rules miss, and owns only its own alarms)."""
+    out: Scored = {}
+    for name, rows in sets.items():
+        out[name] = [
+            (risk, detector.scores(row.ticket), screen(row.ticket.text).auto_escalate)
+            for row, risk in rows
+        ]
+        print(f"  scored {name}: {len(rows)} tickets", file=sys.stderr)
+    return out
+
+
+def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
+    chosen: dict[str, dict[str, Threshold]] = defaultdict(dict)
+    grid = [
+        Threshold(round(float(sim), 2), round(float(margin), 2))
+        for sim in np.arange(0.20, 0.90, 0.01)
+        for margin in np.arange(-0.10, 0.21, 0.01)
+    ]
+    for model in ("minilm", "e5"):
+        for category in CATEGORIES:
+            positives = [
+                s
+                for rows in scored.values()
+                for risk, s, by_rules in rows
+                if s.model == model and risk == category and not by_rules
+            ]
+            harmless = {
+                name: [s for risk, s, _ in rows if s.model == model and risk is None]
+                for name, rows in scored.items()
+            }
+            if not positives:
+                continue
+            best: tuple[float, float, Threshold] | None = None
+            pooled = [s for values in harmless.values() for s in values]
+            for limit in grid:
+                worst = max(
+                    (_rate(values, category, limit) for values in harmless.values() if values),
+                    default=0.0,
+                )
+                budget = ALARM_BUDGET[category]
+                if worst > PER_SET_FACTOR * budget or _rate(pooled, category, limit) > budget:
+                    continue
+                recall = _rate(positives, category, limit)
+                if best is None or (recall, -worst) > best[:2]:
+                    best = (recall, -worst, limit)
+            if best is not None:
+                chosen[model][category] = best[2]
+                print(
+                    f"{model:7s} {category:18s} sim>={best[2].similarity:.2f} "
+                    f"margin>={best[2].margin:+.2f}: tune recall {best[0]:.3f} of "
+                    f"{len(positives)}, worst set alarms {-best[1]:.3f}"
+                )
+    return chosen
+
+
+def _rate(values: list[SentenceScores], category: str, limit: Threshold) -> float:
+    if not values:
+        return 0.0
+    return sum(1 for s in values if s.fires(category, limit)) / len(values)
+
+
+def report(scored: Scored, thresholds: dict[str, dict[str, Threshold]]) -> None:
+    for name, rows in scored.items():
+
+        def fires(s: SentenceScores) -> set[str]:
+            table = thresholds.get(s.model, {})
+            return {c for c, limit in table.items() if s.fires(c, limit)}
+
+        risky = [(risk, s, r) for risk, s, r in rows if risk in CATEGORIES]
+        harmless = [(s, r) for risk, s, r in rows if risk is None]
+        caught = sum(1 for risk, s, _ in risky if risk in fires(s))
+        either = sum(1 for _, s, r in risky if r or fires(s))
+        rules = sum(1 for _, _, r in risky if r)
+        alarms = sum(1 for s, r in harmless if r or fires(s))
+        line = f"{name:34s} harmless alarms (rules or semantic) {alarms}/{len(harmless)}"
+        if risky:
+            line += (
+                f"; risks caught: rules {rules}, semantic (same category) {caught}, "
+                f"either {either} of {len(risky)}"
+            )
+        print(line)
+
+
+def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
+    lines = [
+        "# Semantic safety thresholds per embedder and category (agent/safety_semantic.py).",
+        "# Written by bench/safety_calibration.py --write from the tune halves; do not hand-tune",
+        "# on test data. A category fires when a sentence reaches `similarity` (mean of its two",
+        "# nearest exemplars) and beats the two nearest hard negatives by `margin`.",
+    ]
+    for model, table in thresholds.items():
+        lines.append(f"\n[{model}]")
+        for category, limit in table.items():
+            values = f"similarity = {limit.similarity:.2f}, margin = {limit.margin:.2f}"
+            lines.append(f"{category} = {{ {values} }}")
+    THRESHOLDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {THRESHOLDS_PATH}")
+
+
+def load_or_score(detector: SemanticSafety, split: str, cache: Path | None) -> Scored:
+    """Scores, read from ``cache`` when it holds them (scoring embeds thousands of tickets)."""
+    if cache is not None and cache.exists():
+        with cache.open("rb") as handle:
+            scored: Scored = pickle.load(handle)
+        for rows in scored.values():
+            for _, s, _ in rows:
+                object.__setattr__(s, "index", detector.indexes[s.model])
+        return scored
+    scored = score(detector, collect(split))
+    if cache is not None:
+        for rows in scored.values():
+            for _, s, _ in rows:
+                object.__setattr__(s, "index", None)
+        with cache.open("wb") as handle:
+            pickle.dump(scored, handle)
+        for rows in scored.values():
+            for _, s, _ in rows:
+                object.__setattr__(s, "index", detector.indexes[s.model])
+    return scored
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=("tune", "test"), default="tune")
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--cache", type=Path, help="keep the scores here between runs")
+    args = parser.parse_args()
+    detector = build_semantic_safety()
+    if detector is None:
+        sys.exit("the semantic detector is not available")
+    scored = load_or_score(detector, args.split, args.cache)
+    if args.split == "tune":
+        thresholds = calibrate(scored)
+        if args.write:
+            write(thresholds)
+    else:
+        thresholds = {m: dict(t) for m, t in detector.thresholds.items()}
+    report(scored, thresholds)
+
+
+if __name__ == "__main__":
+    main()

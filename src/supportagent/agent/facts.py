@@ -1,0 +1,664 @@
+"""Facts in passages (a subject, a value with its unit, a scope), and conflicts between them.
+
+"Kestrel remembers an idempotency key for 24 hours" and "keys for batch sends stay valid for
+three days" are two facts about one subject with two values. Two sources that give different
+values for the same subject conflict, however they are worded, unless one of them is scoped
+(a plan, an endpoint, a region) and the other is a general rule that does not claim to hold
+everywhere: then the scoped one is an *exception*, which a draft may state when it also cites
+the general rule, and a reviewer confirms.
+
+Pure functions. Sameness of subject is judged from the words around each value (its sentence,
+the passage's headings, a resolved ticket's question) and, when the caller passes an
+``embed`` function, from the meaning of the two sentences with their values masked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from supportagent.domain import DocKind, Passage, resolved_answer
+from supportagent.retrieval.text import tokenize
+
+Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+
+# ---------------------------------------------------------------------------- quantities
+
+_UNIT_ALIASES = {
+    "millisecond": "ms millisecond milliseconds",
+    "second": "s sec secs second seconds",
+    "minute": "min mins minute minutes",
+    "hour": "h hr hrs hour hours",
+    "day": "day days",
+    "week": "week weeks",
+    "month": "month months",
+    "year": "year years yr yrs",
+    "byte": "byte bytes",
+    "kb": "kb kib kilobyte kilobytes",
+    "mb": "mb mib megabyte megabytes",
+    "gb": "gb gib gigabyte gigabytes",
+    "tb": "tb tib terabyte terabytes",
+    "percent": "% percent",
+    "usd": "$ usd dollar dollars",
+    "eur": "€ eur euro euros",
+    "gbp": "£ gbp pound pounds",
+    "request": "request requests req reqs",
+    "call": "call calls",
+    "message": "message messages msg msgs",
+    "email": "email emails e-mail e-mails",
+    "sms": "sms",
+    "character": "character characters char chars",
+    "attempt": "attempt attempts",
+    "retry": "retry retries",
+    "time": "time times",
+    "user": "user users",
+    "seat": "seat seats",
+    "member": "member members",
+    "key": "key keys",
+    "webhook": "webhook webhooks",
+    "project": "project projects",
+    "item": "item items",
+    "record": "record records",
+    "row": "row rows",
+    "result": "result results",
+    "page": "page pages",
+    "file": "file files",
+    "connection": "connection connections",
+    "event": "event events",
+    "credit": "credit credits",
+    "token": "token tokens",
+    "recipient": "recipient recipients",
+    "contact": "contact contacts",
+    "segment": "segment segments",
+}
+#: Every spelling of a unit mapped to its canonical name ("mins" -> "minute").
+UNITS = {alias: unit for unit, aliases in _UNIT_ALIASES.items() for alias in aliases.split()}
+#: Units of one dimension, each with its size in that dimension's base unit.
+_SCALES: dict[str, tuple[str, Decimal]] = {
+    "millisecond": ("duration", Decimal("0.001")),
+    "second": ("duration", Decimal(1)),
+    "minute": ("duration", Decimal(60)),
+    "hour": ("duration", Decimal(3600)),
+    "day": ("duration", Decimal(86400)),
+    "week": ("duration", Decimal(604800)),
+    "month": ("duration", Decimal(2592000)),
+    "year": ("duration", Decimal(31536000)),
+    "byte": ("size", Decimal(1)),
+    "kb": ("size", Decimal(1024)),
+    "mb": ("size", Decimal(1024**2)),
+    "gb": ("size", Decimal(1024**3)),
+    "tb": ("size", Decimal(1024**4)),
+}
+_QUALIFIERS = frozenset({"business", "working", "calendar", "consecutive", "more", "additional"})
+_WORD_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+    "thirty": 30, "sixty": 60, "ninety": 90, "a": 1, "an": 1,
+}  # fmt: skip
+_QUANTITY = re.compile(
+    r"(?<![\w.-])([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
+    r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
+    re.IGNORECASE,
+)
+#: Units counted in words often enough to read "three more times" as a value.
+_COUNTED = frozenset({"time", "attempt", "retry"})
+_FREQUENCY = re.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
+_TAIL = re.compile(r"(?:\s*|-)(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
+_PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number with a recognised unit: ``30 days``, ``5 MB``, ``100 requests per second``."""
+
+    value: Decimal
+    unit: str
+    raw: str
+    start: int = 0
+    end: int = 0
+
+    @property
+    def dimension(self) -> str:
+        """What is measured: ``duration``, ``size``, or the unit itself (``request/second``)."""
+        head, _, per = self.unit.partition("/")
+        base = _SCALES.get(head, (head, Decimal(1)))[0]
+        return f"{base}/{per}" if per else base
+
+    @property
+    def base_value(self) -> Decimal:
+        """The value in its dimension's base unit (seconds, bytes), so 1 day equals 24 hours."""
+        head = self.unit.partition("/")[0]
+        return (self.value * _SCALES.get(head, ("", Decimal(1)))[1]).normalize()
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Numbers with a recognised unit, in order; number words count for durations only
+    ("three days", "a day"), so that "a message" is never read as one message."""
+    found = []
+    for match in _QUANTITY.finditer(text):
+        currency, digits, word = match.group(1), match.group(2), match.group(3)
+        unit, end = _unit_after(text, match.end())
+        if unit is None and currency:
+            unit, end = UNITS[currency], match.end()
+        if unit is None:
+            continue
+        if word is not None:
+            duration = unit in _SCALES and _SCALES[unit][0] == "duration"
+            if not duration and (unit not in _COUNTED or word.lower() in ("a", "an")):
+                continue
+            if _FREQUENCY.search(text, 0, match.start()) or (
+                word.lower() in "an" and unit == "second"
+            ):
+                continue  # "once a month" is how often; "a second key" is not a duration
+            value = Decimal(_WORD_NUMBERS[word.lower()])
+        else:
+            value = Decimal(digits.replace(",", ""))
+        per = _PER.match(text, end)
+        if per is not None and per.group(1).lower() in UNITS:
+            unit = f"{unit}/{UNITS[per.group(1).lower()]}"
+            end = per.end()
+        found.append(Quantity(value, unit, text[match.start() : end].strip(), match.start(), end))
+    return found
+
+
+def _unit_after(text: str, start: int) -> tuple[str | None, int]:
+    tail = _TAIL.match(text, start)
+    if tail is None:
+        return None, start
+    first = tail.group(1).lower()
+    if first in _QUALIFIERS and tail.group(2):
+        second = tail.group(2).lower()
+        return (UNITS[second], tail.end()) if second in UNITS else (None, start)
+    if first in UNITS:
+        return UNITS[first], tail.end(1)
+    return None, start
+
+
+# ---------------------------------------------------------------------------- facts
+
+_PLAN = re.compile(
+    r"\b(?:on|for|with|in)\s+(?:the\s+|your\s+|an?\s+)?([A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\s+"
+    r"(?:plans?|tiers?|accounts?|customers?|subscriptions?|editions?)\b"
+    r"|\b([A-Z][\w-]*)\s+(?:plans?|tiers?)\b"
+)
+_ENDPOINT = re.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
+_REGION = re.compile(
+    r"\b(?:in|for)\s+(?:the|our)\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
+    r"data center)\b|\b([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data centre|data center)\b"
+)
+_UNIVERSAL = re.compile(
+    r"\b(?:on|for|in)\s+(?:every|all|each|any)\s+(?:plans?|tiers?|accounts?|endpoints?|"
+    r"regions?|customers?)\b|\bregardless of\b|\bno matter\b|\bwithout exception\b",
+    re.IGNORECASE,
+)
+#: Words that say how a value is held, or that every sentence about limits uses: they do not
+#: tell one subject from another ("costs", "kept", "up to", "after").
+_GENERIC = frozenset(
+    tokenize(
+        "can will up after within about least most only each every all any default defaults "
+        "new old first last next long longer short shorter maximum minimum max min total "
+        "value set number amount period time wait stay stays valid apply applies "
+        "plan plans tier account accounts customer customers region endpoint request "
+        "note yes see also usually always never still already once twice "
+        "cost costs costing charge charged take takes taken last lasts keep keeps kept "
+        "retain retained store stored remember remembers hold holds allow allows allowed "
+        "get gets give gives start starts begin end ends expire expires expired run runs "
+        "make makes need needs require requires must may should use used reach reaches "
+        "become becomes remain remains kestrel"
+    )
+)
+#: Units of time and size never say what is measured; a counted unit ("keys") may.
+_TIME_WORDS = frozenset(
+    tokenize(" ".join(_UNIT_ALIASES[u] for u in _SCALES)) + tokenize("percent %")
+)
+_CLAUSE = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
+
+
+_ROLE_BEFORE = (
+    (
+        re.compile(r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I),
+        "deadline",
+    ),
+    (re.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
+    (re.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
+    (
+        re.compile(
+            r"\b(?:for|over|up to|during|lasting|keeps?|kept|holds?)\s+(?:about\s+|up to\s+)?$",
+            re.I,
+        ),
+        "span",
+    ),
+)
+_ROLE_AFTER = (
+    (re.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
+    (re.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
+    (re.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
+    (re.compile(r"^\s*(?:ago)\b", re.I), "past"),
+)
+
+
+def role_of(sentence: str, quantity: Quantity) -> str:
+    """What a duration does in its sentence: ``span`` ("kept for 30 days"), ``deadline``
+    ("within 10 seconds"), ``interval`` ("an hour apart"), ``delay`` ("after 1 minute"),
+    ``lead`` ("7 days ahead"); empty when the wording does not say."""
+    before = sentence[max(0, quantity.start - 40) : quantity.start]
+    after = sentence[quantity.end : quantity.end + 20]
+    for pattern, role in _ROLE_AFTER[:1]:  # "an hour apart" whatever comes before it
+        if pattern.search(after):
+            return role
+    for pattern, role in _ROLE_BEFORE:
+        if pattern.search(before):
+            return role
+    for pattern, role in _ROLE_AFTER[1:]:
+        if pattern.search(after):
+            return role
+    return ""
+
+
+def compatible_roles(a: str, b: str) -> bool:
+    """Two values can disagree only about the same thing: a span and a bare value may."""
+    return a == b or {a, b} <= {"", "span"}
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A value a passage states about a subject, in a scope (empty: a general statement)."""
+
+    subject: frozenset[str]  # the content words around the value
+    context: frozenset[str]  # headings, title, a resolved ticket's question
+    quantity: Quantity
+    scope: tuple[str, ...]
+    universal: bool  # "on every plan": a general rule that claims to hold everywhere
+    #: Other numbers in the value's clause ("four" segments): the condition it holds under.
+    conditions: frozenset[str]
+    #: One of three or more values of one dimension in its sentence (a schedule, a table).
+    listed: bool
+    role: str
+    heading: frozenset[str]  # an article section's own heading words ("trash", "retry")
+    title: frozenset[str]  # an article's title words
+    words: frozenset[str]  # every word of the passage (a resolved ticket's question and answer)
+    passage_id: str
+    doc_id: str
+    kind: DocKind
+    sentence: str
+
+    @property
+    def dimension(self) -> str:
+        return self.quantity.dimension
+
+    @property
+    def value(self) -> Decimal:
+        return self.quantity.base_value
+
+    def masked(self) -> str:
+        """The sentence with its value replaced, which is what "the same subject" compares."""
+        q = self.quantity
+        s = self.sentence
+        offset = s.find(q.raw)
+        if offset >= 0:
+            s = s[:offset] + "some time" + s[offset + len(q.raw) :]
+        return s
+
+    def describe(self) -> str:
+        where = f" ({', '.join(self.scope)})" if self.scope else ""
+        return f"{self.quantity.raw}{where} in {self.passage_id}"
+
+
+_PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
+_NOT_PLANS = frozenset({"the", "a", "an", "your", "every", "all", "each", "this", "that", "any"})
+
+
+def plan_names(texts: Iterable[str]) -> frozenset[str]:
+    """Names the texts use as plans ("the Team plan"), lowercased."""
+    names: set[str] = set()
+    for text in texts:
+        names.update(m.group(1).lower() for m in _PLAN_NAME.finditer(text))
+    return frozenset(names - _NOT_PLANS)
+
+
+def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...], bool]:
+    """The plans, endpoints and regions ``sentence`` limits itself to, and whether it says it
+    holds for all of them. ``plans``: names known to be plans, found without the word "plan"
+    too ("On Team, ...")."""
+    scopes: list[str] = []
+    for match in _PLAN.finditer(sentence):
+        name = (match.group(1) or match.group(2) or "").strip()
+        if name and name.lower() not in _NOT_PLANS:
+            scopes.append(f"plan:{name.lower()}")
+    for name in plans:
+        if re.search(rf"\b(?:on|for|with|in)\s+(?:the\s+)?{re.escape(name)}\b", sentence, re.I):
+            scopes.append(f"plan:{name}")
+    for match in _ENDPOINT.finditer(sentence):
+        scopes.append(f"endpoint:{match.group(2).lower()}")
+    for match in _REGION.finditer(sentence):
+        scopes.append(f"region:{(match.group(1) or match.group(2)).lower()}")
+    return tuple(dict.fromkeys(scopes)), _UNIVERSAL.search(sentence) is not None
+
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
+
+
+def passage_sentences(passage: Passage) -> list[str]:
+    """The sentences of a passage a fact can come from (a resolved ticket's answer only)."""
+    text = resolved_answer(passage.text) if passage.kind is DocKind.RESOLVED else passage.text
+    return [s.strip(" -*") for s in _SPLIT.split(text) if s.strip(" -*")]
+
+
+def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
+    """Every value with a unit in ``passages``, as a fact with its subject and scope."""
+    passages = list(passages)
+    plans = plan_names(p.text for p in passages)
+    facts: list[Fact] = []
+    for passage in passages:
+        if passage.kind is DocKind.RESOLVED:
+            context_text = passage.text.partition("\n\n")[0]
+        else:
+            context_text = " ".join((passage.title, *passage.heading_path))
+        context = frozenset(tokenize(context_text)) - _GENERIC - _TIME_WORDS
+        own_heading = passage.heading_path[-1] if passage.heading_path else passage.title
+        heading = (
+            frozenset(tokenize(own_heading)) - _GENERIC - _TIME_WORDS
+            if passage.kind is DocKind.KB
+            else frozenset()
+        )
+        words = frozenset(tokenize(passage.text)) - _GENERIC
+        title = (
+            frozenset(tokenize(passage.title)) - _GENERIC
+            if passage.kind is DocKind.KB
+            else frozenset()
+        )
+        sentences = passage_sentences(passage)
+        for index, sentence in enumerate(sentences):
+            found = quantities(sentence)
+            if not found:
+                continue
+            scope, universal = scope_of(sentence, plans)
+            # "... over about 24 hours. This schedule is the same on every plan."
+            following = sentences[index + 1] if index + 1 < len(sentences) else ""
+            universal = universal or (
+                _UNIVERSAL.search(following) is not None and not quantities(following)
+            )
+            scope_words = frozenset(tokenize(" ".join(x.split(":", 1)[1] for x in scope)))
+            whole = subject_terms(sentence) - scope_words
+            for quantity in found:
+                # The value's own unit says what is counted, not what about ("24 hours").
+                own = scope_words | frozenset(tokenize(quantity.raw))
+                clause_text = _clause_at(sentence, quantity.start)
+                clause = subject_terms(clause_text) - own
+                whole = whole - own
+                # Without words of its own ("The Growth plan allows 50 requests per second"),
+                # a value is about its scope and what it counts.
+                subject = (
+                    clause
+                    or whole
+                    or (own - frozenset(tokenize(quantity.raw)))
+                    | (frozenset(tokenize(quantity.unit.split("/")[0])) - _TIME_WORDS)
+                )
+                conditions = _numbers(clause_text.replace(quantity.raw, " "))
+                listed = sum(1 for q in found if q.dimension == quantity.dimension) >= 3
+                role = role_of(sentence, quantity) if quantity.dimension == "duration" else ""
+                facts.append(
+                    Fact(
+                        subject,
+                        context,
+                        quantity,
+                        scope,
+                        universal,
+                        conditions,
+                        listed,
+                        role,
+                        heading,
+                        title,
+                        words,
+                        passage.id,
+                        passage.doc_id,
+                        passage.kind,
+                        sentence,
+                    )
+                )
+    return facts
+
+
+_COUNT = re.compile(
+    r"(?<![\w.-])(\d+(?:\.\d+)?)(?![\w.-])|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
+    re.IGNORECASE,
+)
+_DIGIT_OF = {w: str(n) for w, n in _WORD_NUMBERS.items() if len(w) > 2}
+
+
+def _numbers(text: str) -> frozenset[str]:
+    """The bare numbers in ``text``, number words as digits."""
+    out = set()
+    for match in _COUNT.finditer(text):
+        out.add(match.group(1) or _DIGIT_OF[match.group(2).lower()])
+    return frozenset(out)
+
+
+def _clause_at(sentence: str, offset: int) -> str:
+    """The clause of ``sentence`` around character ``offset``."""
+    start = 0
+    for match in _CLAUSE.finditer(sentence):
+        if match.start() >= offset:
+            return sentence[start : match.start()]
+        start = match.end()
+    return sentence[start:]
+
+
+def subject_terms(sentence: str) -> frozenset[str]:
+    """Content words of ``sentence`` that can say what a value measures."""
+    text = _ENDPOINT.sub(" ", sentence)
+    words = set(tokenize(text))
+    return frozenset(w for w in words if not w[0].isdigit() and "/" not in w) - (
+        _GENERIC | _TIME_WORDS | set(_WORD_NUMBERS)
+    )
+
+
+# ---------------------------------------------------------------------------- conflicts
+
+#: Two facts are about the same subject when their subjects overlap this much (weighted
+#: Jaccard, rare words weighing more) ...
+SUBJECT_OVERLAP = 0.35
+#: ... or their sentences, values masked, are this close in meaning and overlap at least
+#: SUBJECT_OVERLAP_WITH_MEANING.
+SUBJECT_SIMILARITY = 0.45
+SUBJECT_OVERLAP_WITH_MEANING = 0.2
+#: Between two articles of one knowledge base the words must overlap this much.
+SUBJECT_OVERLAP_ARTICLES = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Two sources that give different values for one subject.
+
+    ``kind`` is ``contradiction`` (a reviewer must decide) or ``exception`` (``specific``
+    is scoped, ``general`` is the rule it departs from; a draft may state the exception when
+    it also cites the rule).
+    """
+
+    kind: Literal["contradiction", "exception"]
+    general: Fact
+    specific: Fact
+
+    @property
+    def sides(self) -> tuple[Fact, Fact]:
+        return self.general, self.specific
+
+    def describe(self) -> str:
+        a, b = self.general, self.specific
+        return (
+            f'{a.passage_id} states "{a.quantity.raw}" ("{a.sentence}") but {b.passage_id} '
+            f'states "{b.quantity.raw}" ("{b.sentence}")'
+        )
+
+
+Idf = Callable[[str], float]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str], idf: Idf | None) -> float:
+    """Weighted Jaccard overlap of two term sets (rare words weigh more with ``idf``)."""
+    if not a or not b:
+        return 0.0
+
+    def weight(term: str) -> float:
+        return max(idf(term), 0.1) if idf is not None else 1.0
+
+    union = sum(weight(t) for t in a | b)
+    return sum(weight(t) for t in a & b) / union if union > 0 else 0.0
+
+
+def subject_score(a: Fact, b: Fact, idf: Idf | None = None) -> float:
+    """How much two facts' subjects overlap, their sentences' words and their headings' (or a
+    resolved ticket's question) counted half and half."""
+    direct = _jaccard(a.subject, b.subject, idf)
+    wider = _jaccard(a.subject | a.context, b.subject | b.context, idf)
+    return 0.5 * direct + 0.5 * wider
+
+
+Links = Callable[[str], Collection[str]]
+
+
+def find_conflicts(
+    facts: Sequence[Fact],
+    *,
+    embed: Embed | None = None,
+    idf: Idf | None = None,
+    links: Links | None = None,
+) -> list[Conflict]:
+    """Pairs of facts from different documents with one subject and two values.
+
+    A document is taken to agree with itself (an article giving "50 on Growth, 500 on
+    Enterprise" states cases), and so does a value both documents state somewhere. ``links``
+    (a document id to the documents it links to) marks a resolved ticket and the article it
+    was answered from as one topic, where a looser match of subjects is enough.
+    """
+    pairs = [
+        (i, j)
+        for i in range(len(facts))
+        for j in range(i + 1, len(facts))
+        if _candidates(facts[i], facts[j], facts)
+    ]
+    if not pairs:
+        return []
+    similarity = _similarities(facts, pairs, embed)
+    conflicts: list[Conflict] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    for (i, j), dense in zip(pairs, similarity, strict=True):
+        a, b = facts[i], facts[j]
+        if not compatible_roles(a.role, b.role):
+            continue
+        lexical = subject_score(a, b, idf)
+        linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
+        if linked and _same_topic(a, b):
+            # A resolved ticket answered from this very section, with another value of the
+            # same kind: the planted case, worded as differently as you like.
+            conflict = _judge(a, b)
+            if conflict is not None:
+                key = (a.passage_id, a.quantity.raw, b.passage_id, b.quantity.raw)
+                if key not in seen:
+                    seen.add(key)
+                    conflicts.append(conflict)
+            continue
+        if a.kind is DocKind.KB and b.kind is DocKind.KB:
+            # One knowledge base is written to agree with itself; two of its articles that
+            # share a verb ("retries a failed payment", "retries a failed event") are mostly
+            # about different things, so only a close match of subjects counts there.
+            if lexical < SUBJECT_OVERLAP_ARTICLES:
+                continue
+        else:
+            floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
+            by_meaning = dense >= SUBJECT_SIMILARITY and lexical >= SUBJECT_OVERLAP_WITH_MEANING
+            if lexical < floor and not by_meaning:
+                continue
+        conflict = _judge(a, b)
+        if conflict is None:
+            continue
+        key = (a.passage_id, a.quantity.raw, b.passage_id, b.quantity.raw)
+        if key not in seen:
+            seen.add(key)
+            conflicts.append(conflict)
+    return conflicts
+
+
+def _same_topic(a: Fact, b: Fact) -> bool:
+    """True when the resolved ticket's text names the article section's subject (its
+    heading, say "Trash") and, for a duration, its sentence shares a word with the section.
+    For a count ("8 times", "three more times"), of which a section has few, the article's
+    title will do ("Webhook delivery and retries")."""
+    article, ticket = (a, b) if a.kind is DocKind.KB else (b, a)
+    if article.kind is not DocKind.KB or ticket.kind is not DocKind.RESOLVED:
+        return False
+    topic = article.heading if article.dimension == "duration" else article.heading | article.title
+    if not topic & ticket.words:
+        return False
+    if article.dimension != "duration":
+        return True
+    # A section holds many durations: the ticket's sentence must speak of what this one does.
+    return bool(article.words & (frozenset(tokenize(ticket.sentence)) - _GENERIC))
+
+
+def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
+    if a.doc_id == b.doc_id or a.dimension != b.dimension or a.value == b.value:
+        return False
+    if a.conditions != b.conditions:
+        return False  # "one segment holds 160", "four segments hold 612": two conditions
+    if a.listed or b.listed:
+        return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
+    # Both documents state both values somewhere: cases, not a disagreement.
+    values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
+    values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}
+    return not ({a.value, b.value} <= values_a or {a.value, b.value} <= values_b)
+
+
+def _similarities(
+    facts: Sequence[Fact], pairs: Sequence[tuple[int, int]], embed: Embed | None
+) -> list[float]:
+    if embed is None:
+        return [0.0] * len(pairs)
+    used = sorted({k for pair in pairs for k in pair})
+    vectors = embed([facts[k].masked() for k in used])
+    row = {k: n for n, k in enumerate(used)}
+    out = []
+    for i, j in pairs:
+        u, v = vectors[row[i]], vectors[row[j]]
+        norm = float(np.linalg.norm(u) * np.linalg.norm(v))
+        out.append(float(u @ v) / norm if norm > 0 and math.isfinite(norm) else 0.0)
+    return out
+
+
+def _judge(a: Fact, b: Fact) -> Conflict | None:
+    """Contradiction, exception, or two cases (different scopes: no conflict)."""
+    if set(a.scope) == set(b.scope):
+        return Conflict("contradiction", *_order(a, b))
+    if a.scope and b.scope:
+        return None  # two plans, two endpoints: two cases
+    general, specific = (a, b) if not a.scope else (b, a)
+    if general.universal:
+        return Conflict("contradiction", general, specific)
+    return Conflict("exception", general, specific)
+
+
+def _order(a: Fact, b: Fact) -> tuple[Fact, Fact]:
+    """An article before a resolved ticket, then by passage id: a stable reading order."""
+    return (
+        (a, b)
+        if (a.kind is not DocKind.KB, a.passage_id)
+        <= (
+            b.kind is not DocKind.KB,
+            b.passage_id,
+        )
+        else (b, a)
+    )
+
+
+def stated_by(text: str, fact: Fact) -> bool:
+    """True when ``text`` gives the value of ``fact`` (in any unit of its dimension)."""
+    return any(
+        q.dimension == fact.dimension and q.base_value == fact.value for q in quantities(text)
+    )

@@ -1,0 +1,271 @@
+"""What a ticket asks: its questions, and for each the kind of answer it needs.
+
+A "how long" question needs a duration, "which version" a version, "which role" a role name,
+"how do I" a procedure. The offline drafter picks evidence sentences by these, and the offline
+checker refuses a draft that lacks what was asked (:func:`has_answer`). Pure functions; the
+rules are English, which is the language the offline engine drafts in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from supportagent.agent.facts import quantities
+from supportagent.domain import Ticket
+
+
+class AnswerKind(StrEnum):
+    DURATION = "duration"
+    NUMBER = "number"  # a limit, size, price, count
+    VERSION = "version"
+    NAME = "name"  # a role, scope, setting, header, field, command, endpoint
+    PROCEDURE = "procedure"
+    LOCATION = "location"  # where in the dashboard, which endpoint
+    YES_NO = "yes_no"
+    REASON = "reason"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    kind: AnswerKind
+    #: For NAME questions: the kind of name asked for ("role", "scope", "command").
+    focus: str = ""
+    #: The sentence before the question, which a short one leans on ("Is that possible?").
+    context: str = ""
+
+
+_GREETING_WORDS = r"(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|hallo|hola|bonjour)"
+_GREETING = re.compile(rf"^\s*{_GREETING_WORDS}\b[^,.!\n]{{0,40}}[,.!]?\s*", re.IGNORECASE)
+_SIGN_OFF = re.compile(
+    r"^\s*(?:thanks|thank you|many thanks|thx|cheers|regards|best|kind regards|best regards|"
+    r"warm regards|sincerely|sent from|groeten|saludos|gracias|danke|gr(?:u|ü)(?:ß|ss)e|"
+    r"cordialement|merci|mfg|--)\b",
+    re.IGNORECASE,
+)
+_ENUMERATED = re.compile(r"^\(?\d+[).]\s*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def ticket_prose(ticket: Ticket) -> str:
+    """Subject and body without the greeting and the sign-off block (names, companies)."""
+    lines = ticket.body.splitlines()
+    for i in range(len(lines) - 1, max(len(lines) - 6, 0) - 1, -1):
+        if _SIGN_OFF.match(lines[i]) and len(lines[i].split()) <= 4:
+            lines = lines[:i]
+            break
+    body = "\n".join(lines).strip()
+    body = _GREETING.sub("", body, count=1).strip()
+    if not body or body == ticket.subject.strip():
+        return ticket.subject.strip()
+    return f"{ticket.subject.strip()}\n{body}".strip()
+
+
+# ---------------------------------------------------------------------------- questions
+
+_ASKS = re.compile(
+    r"^(?:how|what|what's|whats|which|where|when|why|who|whom|whose|is|are|can|could|do|does|"
+    r"did|will|would|should|shall|may|might|must|has|have|am)\b",
+    re.IGNORECASE,
+)
+_INDIRECT = re.compile(
+    r"\b(?:i(?:'d| would) like to know|i want to know|i need to know|i wonder|wondering|"
+    r"tell me|let me know|explain|please advise|can you (?:tell|explain|confirm)|"
+    r"could you (?:tell|explain|confirm)|need help|looking for|unsure|not sure)\b",
+    re.IGNORECASE,
+)
+# "..., and what's the pip install command?" asks a second question.
+_SECOND = re.compile(
+    r"(?:,\s*(?:and|also|plus)?|\s+(?:and|also|plus))\s+(?=(?:how|what|what's|which|where|when|why|who|"
+    r"is|are|can|could|do|does|will|should)\b)",
+    re.IGNORECASE,
+)
+
+
+def ticket_questions(ticket: Ticket) -> list[Question]:
+    """The questions of ``ticket``, each with the kind of answer it needs; never empty.
+
+    The sentences that ask something (a question mark, or "I'd like to know ..."), split where
+    one sentence asks two things; a ticket that asks nothing outright is one question, its
+    subject and body.
+    """
+    text = ticket_prose(ticket)
+    subject = ticket.subject.strip()
+    body = text[len(subject) :].strip() if text.startswith(subject) else text
+    asks: dict[str, str] = {}  # question -> the statement before it
+    before = ""
+    for sentence in _SENTENCE.split(body):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        if sentence.endswith("?") or _INDIRECT.search(sentence):
+            for part in _questions_in(_ENUMERATED.sub("", sentence)):
+                asks.setdefault(part, before)
+        else:
+            before = sentence
+    if not asks:
+        asks = {f"{subject}. {body}".strip(". ") if body else subject: ""}
+    questions = [replace(classify_question(q), context=c) for q, c in asks.items()]
+    # The subject often says what a vague question is about ("Is there a way ...?").
+    if subject and all(q.kind in (AnswerKind.OTHER, AnswerKind.YES_NO) for q in questions):
+        kind = classify_question(subject)
+        if kind.kind not in (AnswerKind.OTHER, AnswerKind.YES_NO) and len(questions) == 1:
+            questions = [replace(questions[0], kind=kind.kind, focus=kind.focus)]
+    return questions
+
+
+_NAME_NOUNS = (
+    "role|scope|permission|setting|option|header|field|parameter|param|endpoint|command|"
+    "event|status|code|plan|format|url|method|flag|variable|name|key type|prefix"
+)
+_KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
+    (AnswerKind.REASON, re.compile(r"\bwhy\b|\bhow come\b|\bwhat causes\b", re.IGNORECASE)),
+    (
+        AnswerKind.DURATION,
+        re.compile(
+            r"\bhow long\b|\bfor how long\b|\bhow soon\b|\bhow quickly\b|\bhow often\b|"
+            r"\bhow many (?:days|hours|minutes|seconds|weeks|months|years)\b|"
+            r"\bwhen (?:does|do|will) .{0,40}\b(?:expire|stop|end|run out|time out)\b|"
+            r"\b(?:retention|grace) period\b|\bhow far back\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        AnswerKind.VERSION,
+        re.compile(r"\b(?:which|what|minimum|min|oldest|latest|newest)\b.{0,40}\bversions?\b"),
+    ),
+    (
+        AnswerKind.NAME,
+        re.compile(
+            rf"\b(?:which|what|what's|whats)\s+(?:is\s+the\s+|are\s+the\s+|the\s+)?"
+            rf"(?:[\w-]+\s+){{0,3}}?(?P<focus>{_NAME_NOUNS})s?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        AnswerKind.NUMBER,
+        re.compile(
+            r"\bhow (?:many|much|big|large|long is|high|fast)\b|"
+            r"\b(?:biggest|largest|smallest|highest|lowest|most|fewest)\b|\b(?:what|which) is the "
+            r"(?:limit|maximum|max|minimum|min|size|rate|price|cost|fee|number)\b|"
+            r"\b(?:limit|maximum|max|minimum|quota|cap)s?\b.{0,30}\?|\bup to how\b|"
+            r"\b(?:what|how much) does .{0,40} cost\b|\bprice\b|\bcost\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        AnswerKind.PROCEDURE,
+        re.compile(
+            r"\bhow (?:do|can|should|would|could) (?:i|we|you|one)\b|\bhow to\b|"
+            r"\bwhat (?:are )?the steps\b|\bis there a way\b|\bwhat should (?:i|we) do\b|"
+            r"\bwhat do (?:i|we) (?:need to )?do\b|\bsteps? to\b|\bset up\b|\bsetup\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (AnswerKind.LOCATION, re.compile(r"\bwhere\b", re.IGNORECASE)),
+    (AnswerKind.YES_NO, _ASKS),
+)
+_YES_NO_START = re.compile(
+    r"^(?:is|are|can|could|do|does|did|will|would|should|shall|may|has|have)\b", re.IGNORECASE
+)
+
+
+def _questions_in(sentence: str) -> list[str]:
+    """The questions one sentence asks; a clause that asks nothing ("If uptime is bad, what
+    do we get?") stays with the question after it."""
+    out: list[str] = []
+    carry = ""
+    parts = [p.strip() for p in _SECOND.split(sentence) if p.strip()]
+    for k, part in enumerate(parts):
+        if k + 1 < len(parts) and not _ASKS.match(part):
+            carry = f"{carry}{part}, "
+            continue
+        text = f"{carry}{part}"
+        carry = ""
+        if len(text.split()) >= 2:
+            out.append(text)
+    return out
+
+
+def classify_question(text: str) -> Question:
+    """``text`` with the kind of answer it asks for."""
+    clean = " ".join(text.split())
+    for kind, pattern in _KINDS:
+        match = pattern.search(clean)
+        if match is None:
+            continue
+        if kind is AnswerKind.YES_NO and not _YES_NO_START.match(clean):
+            continue
+        focus = match.groupdict().get("focus") or ""
+        return Question(clean, kind, focus.lower())
+    return Question(clean, AnswerKind.OTHER)
+
+
+# ---------------------------------------------------------------------------- answers
+
+_VERSION = re.compile(
+    r"\b(?:v?\d+(?:\.\d+){1,3}|version \d+)\b|\b[A-Z][A-Za-z.+#]{1,15} \d+(?:\.\d+)*\b"
+)
+_NUMBER = re.compile(r"(?<![\w.])[$€£]?\d+(?:[.,]\d+)*%?")
+_CODE = re.compile(
+    r"`[^`]+`|\"[^\"]{2,40}\"|'[^']{2,40}'|\b[a-z]+[_:.][a-z_:.]+\b|\b[A-Z][a-z]+(?:-[A-Z][a-z]+)+\b"
+    r"|\b[A-Z]{2,}[-_]?\d*\b|\b[A-Z][a-z]+ > [A-Z]"
+)
+_CAPITALISED_INSIDE = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+")
+_PATH = re.compile(
+    r"\w+ > \w+|(?:GET|POST|PUT|PATCH|DELETE) /|/v\d/|\bunder [A-Z`]"
+    r"|\bon the [A-Z][\w ]{0,30} page\b"
+)
+_STEP_VERB = re.compile(
+    r"^(?:first|second|third|then|next|finally|after that|to \w+|go to|open|click|select|"
+    r"choose|set|send|call|use|add|create|roll|deploy|check|enter|pass|run|install|enable|"
+    r"disable|include|generate|make|sign|verify|compute|compare|reuse|wait|retry|contact|"
+    r"write|copy|remove|delete|revoke|update|change|upload|download|store|keep)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HOW_VERB = re.compile(
+    r"\byou (?:can |must |should |need to )?(?:\w+ )?(?:add|set|roll|send|use|create|"
+    r"change|enable|find|call|pass|choose|configure|install|update|remove|get|request|"
+    r"verify|rotate|revoke|list|download|export|upload)\b|\bwith a (?:GET|POST|PUT|PATCH|"
+    r"DELETE) request\b|\bunder [A-Z]",
+    re.IGNORECASE,
+)
+#: A duration given without a number: "immediately", "the number of seconds in Retry-After".
+_DURATION_WORDS = re.compile(
+    r"\b(?:immediately|instantly|never expires?|no expiry|indefinitely|forever|permanently|"
+    r"(?:number of|how many) (?:milliseconds|seconds|minutes|hours|days|weeks|months))\b",
+    re.IGNORECASE,
+)
+_TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
+
+
+def has_answer(text: str, question: Question) -> bool:
+    """True when ``text`` contains the kind of thing ``question`` asks for.
+
+    Only the kinds with a visible shape are tested (a duration, a number, a version, a name, a
+    step or a place); for the others any text will do.
+    """
+    kind = question.kind
+    if kind is AnswerKind.DURATION:
+        return any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text)) or bool(
+            _DURATION_WORDS.search(text)
+        )
+    if kind is AnswerKind.NUMBER:
+        return _NUMBER.search(text) is not None or bool(
+            re.search(r"\b(?:free|no limit|unlimited|one|two|three|four|five|ten)\b", text, re.I)
+        )
+    if kind is AnswerKind.VERSION:
+        return _VERSION.search(text) is not None
+    if kind is AnswerKind.NAME:
+        named = _CODE.search(text) is not None or _CAPITALISED_INSIDE.search(text) is not None
+        if question.focus in ("command",):
+            return "`" in text or bool(re.search(r"\b(?:pip|npm|go get|curl)\b", text))
+        return named
+    if kind is AnswerKind.PROCEDURE:
+        return bool(_STEP_VERB.search(text) or _HOW_VERB.search(text) or _PATH.search(text))
+    if kind is AnswerKind.LOCATION:
+        return _PATH.search(text) is not None
+    return bool(text.strip())

@@ -1,0 +1,243 @@
+"""What the extractive drafter may quote: evidence cut into answer units.
+
+A unit is one sentence, or a whole procedure (its steps in order, with the sentence that
+introduces them), so that a procedure is never quoted from its second step on. From a resolved
+ticket only the answer is quoted, and never what belonged to that customer's case: their names,
+ids, amounts and dates, or "your VAT ID passed the check". Where such a sentence has a general
+part ("..., so from the next invoice the reverse charge applies") that part alone may be quoted;
+otherwise the sentence is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from supportagent.domain import DocKind, Hit, Passage, resolved_answer
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_FENCE = re.compile(r"^\s*```")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+")
+#: Sentences about the document itself answer nothing ("This article lists ...").
+_SIGNPOST = re.compile(
+    r"^(this|the following) (article|page|guide|section|document)\b|^(see|read) (also|more)\b",
+    re.I,
+)
+#: A sentence that begins a step of a procedure written as prose.
+_STEP = re.compile(
+    r"^(?:first|second|third|fourth|fifth|then|next|finally|lastly|after that|afterwards|"
+    r"step \d+)\b",
+    re.IGNORECASE,
+)
+_AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
+#: A list longer than this is quoted in parts.
+MAX_LIST_ITEMS = 8
+_GREETING = re.compile(r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A quotable piece of one passage: one sentence or the steps of one procedure."""
+
+    sentences: tuple[str, ...]
+    passage: Passage
+    rank: int  # the passage's rank in the evidence
+    position: int  # the first sentence's position in the passage
+    shape: str = "sentence"  # or "steps" (a procedure) or "list" (a lead and its items)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences)
+
+    @property
+    def question(self) -> str:
+        """A resolved ticket's question (empty for an article)."""
+        if self.passage.kind is not DocKind.RESOLVED:
+            return ""
+        return self.passage.text.partition("\n\n")[0]
+
+    @property
+    def procedure(self) -> bool:
+        return self.shape == "steps"
+
+    def narrowed(self, text: str) -> Unit:
+        """A list unit cut to its lead and the items whose label ``text`` names ("Team: 200
+        GB" for a question about the Team plan); the unit itself when none or all match."""
+        if self.shape != "list":
+            return self
+        lowered = text.casefold()
+        keep = [
+            item
+            for item in self.sentences[1:]
+            if ":" in item
+            and re.search(rf"\b{re.escape(item.split(':', 1)[0].strip().casefold())}\b", lowered)
+        ]
+        if not keep or len(keep) == len(self.sentences) - 1:
+            return self
+        return Unit((self.sentences[0], *keep), self.passage, self.rank, self.position, "list")
+
+    @property
+    def passage_id(self) -> str:
+        return self.passage.id
+
+    @property
+    def from_article(self) -> bool:
+        return self.passage.kind is DocKind.KB
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a passage, skipping headings and code blocks; list items count as one each."""
+    return [s for s, _ in _sentences_with_marks(text)]
+
+
+def _sentences_with_marks(text: str) -> list[tuple[str, str]]:
+    """Each sentence, and what it is: ``step`` (a numbered item), ``item`` (a bullet) or ``""``."""
+    out: list[tuple[str, str]] = []
+    in_code = False
+    for paragraph in re.split(r"\n\s*\n", text):
+        lines: list[str] = []
+        for line in paragraph.splitlines():
+            if _FENCE.match(line):
+                in_code = not in_code
+                continue
+            if in_code or _HEADING.match(line) or line.lstrip().startswith("|"):
+                continue
+            if _LIST_MARK.match(line):
+                if lines:
+                    out.extend((s, "") for s in _SENTENCE_END.split(" ".join(lines)))
+                    lines = []
+                mark = "step" if _NUMBERED.match(line) else "item"
+                out.append((_LIST_MARK.sub("", line).strip(), mark))
+                continue
+            lines.append(line.strip())
+        if lines:
+            out.extend((s, "") for s in _SENTENCE_END.split(" ".join(lines)))
+    return [(s.strip(), mark) for s, mark in out if len(s.strip()) > 1]
+
+
+def answer_text(passage: Passage) -> str:
+    """The text a drafter may quote: for a resolved ticket, the answer and not the question."""
+    return resolved_answer(passage.text) if passage.kind is DocKind.RESOLVED else passage.text
+
+
+def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
+    """Every quotable unit of the evidence, in evidence order."""
+    units: list[Unit] = []
+    for hit in evidence:
+        passage = hit.passage
+        marked = _sentences_with_marks(answer_text(passage))
+        question = passage.text.partition("\n\n")[0] if passage.kind is DocKind.RESOLVED else ""
+        i = 0
+        while i < len(marked):
+            sentence, mark = marked[i]
+            lead = units[-1] if units and units[-1].passage is passage else None
+            if lead is not None and (not lead.text.endswith(":") or lead.position != i - 1):
+                lead = None
+            if mark == "step" or _STEP.match(sentence):
+                j = i
+                steps: list[str] = []
+                while j < len(marked) and (
+                    marked[j][1] == "step"
+                    or _STEP.match(marked[j][0])
+                    or (steps and _continues(marked, j))
+                ):
+                    steps.append(marked[j][0])
+                    j += 1
+                if j < len(marked) and _AFTER_STEPS.match(marked[j][0]) and not marked[j][1]:
+                    steps.append(marked[j][0])  # "When the old key is unused, revoke it."
+                    j += 1
+                start = i
+                if lead is not None and not lead.procedure:
+                    units.pop()
+                    steps, start = [*lead.sentences, *steps], lead.position
+                units.append(Unit(tuple(steps), passage, hit.rank, start, "steps"))
+                i = j
+                continue
+            if mark == "item" and lead is not None and not lead.procedure:
+                # "Storage per plan:" and its items: one list, quoted with its lead.
+                j = i
+                while j < len(marked) and marked[j][1] == "item" and j - i < MAX_LIST_ITEMS:
+                    j += 1
+                units.pop()
+                items = tuple(m[0] for m in marked[i:j])
+                units.append(
+                    Unit((*lead.sentences, *items), passage, hit.rank, lead.position, "list")
+                )
+                i = j
+                continue
+            text = sentence if not question else general_part(sentence, question)
+            if text and _quotable(text):
+                units.append(Unit((text,), passage, hit.rank, i))
+            i += 1
+    return units
+
+
+def _continues(marked: list[tuple[str, str]], j: int) -> bool:
+    """A sentence inside a prose procedure that is not a step of its own ("When ..., you can")."""
+    return j + 1 < len(marked) and bool(_STEP.match(marked[j + 1][0]))
+
+
+def _quotable(sentence: str) -> bool:
+    return not (sentence.endswith("?") or len(sentence) < 20 or _SIGNPOST.match(sentence))
+
+
+# ---------------------------------------------------------------------------- customer specifics
+
+#: What only one customer's case has: their account, their invoice, what was done for them.
+_SPECIFIC = re.compile(
+    r"\byour (?:account|invoice|card|payment|order|ticket|plan is|"
+    r"(?:[\w-]+ ){1,3}(?:passed|failed|was|were|is now|are now|has been|have been|shows?|"
+    r"expired|looks?))\b"
+    r"|\b(?:i|we)(?:'ve| have| had)? (?:just |now |already )?(?:checked|reset|refunded|updated|"
+    r"changed|applied|added|removed|enabled|disabled|extended|raised|increased|looked|"
+    r"confirmed|credited|issued|moved|fixed|reissued|restored|unblocked|lifted|sent you)\b"
+    r"|\b(?:yesterday|today|tomorrow|last (?:week|month|night)|this (?:week|month|morning))\b"
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:on|last|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|\b[A-Z]{2,}-\d{3,}(?:-\d+)*\b|\bacct_\w+|[\w.+-]+@[\w-]+\.[\w.]+",
+    re.IGNORECASE,
+)
+_CASE_BOUND = re.compile(r"(?:from|starting) (?:the next|now|today|your)\b", re.IGNORECASE)
+_CLAUSE_SPLIT = re.compile(r",\s+(?:so|and so|which means|that means)\s+|;\s+")
+_WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
+
+
+def customer_specific(sentence: str, question: str) -> bool:
+    """True when ``sentence`` carries details of one customer's case.
+
+    Those are what the shape of the sentence gives away ("your invoice", "we have refunded",
+    a date, an invoice or account id, an address) and the numbers, ids and names the sentence
+    shares with that customer's own question.
+    """
+    if _SPECIFIC.search(sentence):
+        return True
+    asked = {w.lower() for w in _WORD.findall(question) if any(ch.isdigit() for ch in w)}
+    asked |= {w.lower() for w in _WORD.findall(question) if w[0].isupper() and len(w) > 2}
+    mine = _WORD.findall(sentence)
+    # The first word of a sentence is capitalised anyway; product names are shared by design.
+    specific = [
+        w
+        for i, w in enumerate(mine)
+        if w.lower() in asked and (any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper()))
+    ]
+    return any(any(ch.isdigit() for ch in w) for w in specific)
+
+
+def general_part(sentence: str, question: str) -> str | None:
+    """``sentence`` if it holds nothing of the customer's case, else its general clause, if any."""
+    sentence = _GREETING.sub("", sentence).strip()
+    if not sentence:
+        return None
+    if not customer_specific(sentence, question):
+        return sentence
+    for clause in reversed(_CLAUSE_SPLIT.split(sentence)[1:]):
+        clause = clause.strip()
+        if _CASE_BOUND.match(clause):
+            continue  # "from the next invoice ...": what happens in that customer's case
+        if len(clause.split()) >= 6 and not customer_specific(clause, question):
+            return clause[0].upper() + clause[1:]
+    return None

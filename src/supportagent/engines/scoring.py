@@ -1,0 +1,201 @@
+"""How well an evidence unit answers one question: meaning, terms, and the asked-for thing.
+
+Meaning is the cosine of MiniLM embeddings of the question and the unit (all of a ticket's
+questions and candidate units are embedded in one batch; the embedder's memo makes a sentence
+seen before free). Terms are the question's words found in the unit, rare words weighing more.
+A unit that carries what the question asks for (a duration for "how long") gains, one that does
+not loses; an article gains a little over a resolved ticket.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from supportagent.agent.questions import AnswerKind, Question, has_answer
+from supportagent.domain import Hit, Ticket
+from supportagent.engines.extract import Unit
+from supportagent.retrieval.text import tokenize
+
+Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+
+#: Weights of meaning and terms when both are known.
+DENSE_WEIGHT = 0.6
+#: Meaning alone counts for this much less than meaning and terms together.
+DENSE_ALONE = 0.1
+#: What carrying (or lacking) the asked-for thing adds to a typed question's score.
+TYPE_BONUS = 0.12
+#: An article over a resolved ticket that says the same.
+ARTICLE_BONUS = 0.03
+#: A unit must score this much to answer a question (with embeddings; without, the lexical).
+MIN_SCORE = 0.35
+MIN_LEXICAL_SCORE = 0.3
+TYPED = frozenset(
+    {
+        AnswerKind.DURATION,
+        AnswerKind.NUMBER,
+        AnswerKind.VERSION,
+        AnswerKind.NAME,
+        AnswerKind.PROCEDURE,
+        AnswerKind.LOCATION,
+    }
+)
+#: Cosine of two units' embeddings (or word overlap + 0.3) above which they say the same.
+TWIN_SIMILARITY = 0.8
+_MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
+_MINIMUM_A = re.compile(r"\b(?:or newer|or later|or higher|at least|minimum|requires?)\b", re.I)
+_MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
+_MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
+#: NAME questions whose focus any name answers.
+_ANY_NAME = frozenset({"", "name", "command", "code"})
+_VAGUE = re.compile(r"\b(?:this|that|it|these|those|one)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    unit: Unit
+    question: int  # index into the ticket's questions
+    score: float
+    typed: bool  # carries the kind of thing the question asks for
+    answers: bool  # scores enough to answer it
+
+
+class UnitScorer:
+    """Scores every unit against every question of one ticket (one embedding batch)."""
+
+    def __init__(
+        self,
+        ticket: Ticket,
+        questions: Sequence[Question],
+        units: Sequence[Unit],
+        evidence: Sequence[Hit],
+        embed: Embed | None,
+    ) -> None:
+        self.questions = list(questions)
+        self.units = list(units)
+        self.subject = ticket.subject.strip()
+        weights = _rarity([h.passage.text for h in evidence])
+        self._terms = [_weights(self._query(q), weights) for q in self.questions]
+        self._unit_terms = [set(tokenize(u.text)) for u in self.units]
+        self._dense: npt.NDArray[np.float32] | None = None
+        self._unit_vectors: npt.NDArray[np.float32] | None = None
+        if embed is not None and self.units:
+            texts = [self._query(q) for q in self.questions]
+            texts += [u.text for u in self.units]
+            texts += [u.sentences[0] for u in self.units if u.procedure]
+            # A resolved ticket's own question, for how alike the two customers' questions are.
+            asked = sorted({u.passage.id: u.question for u in self.units if u.question}.items())
+            texts += [question for _, question in asked]
+            vectors = np.asarray(embed(texts), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.maximum(norms, 1e-12)
+            n_q, n_u = len(self.questions), len(self.units)
+            n_p = sum(1 for u in self.units if u.procedure)
+            q_vecs, u_vecs = vectors[:n_q], vectors[n_q : n_q + n_u]
+            dense = q_vecs @ u_vecs.T
+            # A procedure is judged by its whole and by the sentence that introduces it.
+            leads = vectors[n_q + n_u : n_q + n_u + n_p]
+            columns = [k for k, u in enumerate(self.units) if u.procedure]
+            if columns:
+                dense[:, columns] = np.maximum(dense[:, columns], q_vecs @ leads.T)
+            # A sentence from the answer to a question much like this one answers it too
+            # ("why did one emoji double the bill?" for "why does a smiley cost more?").
+            row = {pid: n_q + n_u + n_p + i for i, (pid, _) in enumerate(asked)}
+            for k, unit in enumerate(self.units):
+                if unit.passage.id in row:
+                    alike = q_vecs @ vectors[row[unit.passage.id]]
+                    dense[:, k] = np.maximum(dense[:, k], (dense[:, k] + alike) / 2)
+            self._dense = dense
+            self._unit_vectors = u_vecs
+
+    def _query(self, question: Question) -> str:
+        """The question, with the subject when the question alone is vague ("Is it safe?")."""
+        text = question.text
+        if not (len(text.split()) <= 8 or _VAGUE.search(text)):
+            return text
+        lead = [p for p in (self.subject, question.context) if p and p.lower() not in text.lower()]
+        return " ".join([*lead, text])
+
+    def lexical(self, q: int, u: int) -> float:
+        weights = self._terms[q]
+        total = sum(weights.values())
+        if total <= 0:
+            return 0.0
+        return sum(w for t, w in weights.items() if t in self._unit_terms[u]) / total
+
+    def dense(self, q: int, u: int) -> float | None:
+        return None if self._dense is None else float(self._dense[q, u])
+
+    def score(self, q: int, u: int) -> Scored:
+        question, unit = self.questions[q], self.units[u]
+        lexical = self.lexical(q, u)
+        dense = self.dense(q, u)
+        if dense is None:
+            base = lexical
+        else:
+            # Shared terms help, but a question in other words than the answer ("smiley" for
+            # "emoji") has only its meaning to go by.
+            base = max(DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical, dense - DENSE_ALONE)
+        typed = has_answer(unit.text, question)
+        if typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
+            # "Which event ...?" wants an event's name: where the unit or its section says so.
+            where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
+            typed = question.focus.rstrip("s")[:6] in where.lower()
+        if question.kind in TYPED:
+            base += TYPE_BONUS if typed else -TYPE_BONUS
+        # "The minimum version" is not "the current version"; nor "up to" a typical value.
+        for asks, says in ((_MINIMUM_Q, _MINIMUM_A), (_MAXIMUM_Q, _MAXIMUM_A)):
+            if asks.search(question.text):
+                base += TYPE_BONUS / 2 if says.search(unit.text) else -TYPE_BONUS / 2
+        if question.kind is AnswerKind.PROCEDURE and unit.procedure:
+            base += TYPE_BONUS / 2
+        if unit.from_article:
+            base += ARTICLE_BONUS
+        base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
+        floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
+        return Scored(unit, q, round(base, 4), typed, base >= floor)
+
+    def article_twin(self, scored: Scored) -> Scored | None:
+        """An article unit that says what ``scored`` (from a resolved ticket) says."""
+        if scored.unit.from_article:
+            return None
+        k = self.units.index(scored.unit)
+        words = set(tokenize(scored.unit.text))
+        best: tuple[float, int] | None = None
+        for j, unit in enumerate(self.units):
+            if not unit.from_article or unit.procedure != scored.unit.procedure:
+                continue
+            other = set(tokenize(unit.text))
+            alike = len(words & other) / max(len(words | other), 1)
+            if self._unit_vectors is not None:
+                alike = max(alike, float(self._unit_vectors[k] @ self._unit_vectors[j]) - 0.3)
+            if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
+                best = (alike, j)
+        return None if best is None else self.score(scored.question, best[1])
+
+    def ranked(self, q: int) -> list[Scored]:
+        scored = [self.score(q, u) for u in range(len(self.units))]
+        return sorted(scored, key=lambda s: (-s.score, s.unit.rank, s.unit.position))
+
+
+def _rarity(texts: Sequence[str]) -> dict[str, float]:
+    """Each term's rarity across the evidence passages (a smoothed idf)."""
+    docs = [set(tokenize(t)) for t in texts]
+    n = max(len(docs), 1)
+    counts: dict[str, int] = {}
+    for doc in docs:
+        for term in doc:
+            counts[term] = counts.get(term, 0) + 1
+    return {t: math.log(1 + (n + 1) / (c + 0.5)) for t, c in counts.items()}
+
+
+def _weights(text: str, rarity: dict[str, float]) -> dict[str, float]:
+    """The question's terms weighted by rarity; a term no passage uses weighs most, so that
+    a question about something the evidence never mentions matches it poorly."""
+    top = max(rarity.values(), default=1.0)
+    return {t: rarity.get(t, top) for t in set(tokenize(text))}

@@ -1,0 +1,53 @@
+"""Every rule of both packaged rule tables carries examples, and its examples hold.
+
+Each row of `safety_rules.toml` and `classifier_rules.toml` lists texts it must match
+(`examples`) and texts it must not (`not_examples`), read as the gate and the classifier read
+ticket text (canonical form, code blanked). A rule change that breaks one fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from supportagent.agent.safety import SafetyRule, load_rules, rule_view
+from supportagent.engines.classifier import ClassifierRule, load_classifier_rules
+from supportagent.textnorm import prose
+
+SAFETY = load_rules()
+CLASSIFIER = load_classifier_rules()
+
+
+@pytest.mark.parametrize("rule", [*SAFETY, *CLASSIFIER], ids=lambda r: r.name)
+def test_every_rule_has_examples_both_ways(rule: SafetyRule | ClassifierRule) -> None:
+    assert rule.examples, f"rule {rule.name!r} has no examples"
+    assert rule.not_examples, f"rule {rule.name!r} has no not_examples"
+
+
+@pytest.mark.parametrize("rule", SAFETY, ids=lambda r: r.name)
+def test_safety_rule_examples(rule: SafetyRule) -> None:
+    for text in rule.examples:
+        assert rule.find(rule_view(text)) is not None, f"{rule.name} misses {text!r}"
+    for text in rule.not_examples:
+        assert rule.find(rule_view(text)) is None, f"{rule.name} fires on {text!r}"
+
+
+@pytest.mark.parametrize("rule", CLASSIFIER, ids=lambda r: r.name)
+def test_classifier_rule_examples(rule: ClassifierRule) -> None:
+    for text in rule.examples:
+        assert rule.find(prose(text)) is not None, f"{rule.name} misses {text!r}"
+    for text in rule.not_examples:
+        assert rule.find(prose(text)) is None, f"{rule.name} fires on {text!r}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How do I call `py_function(in_tensor)` from the SDK?",
+        "Running the script:\n\n```\nsub_payload = build(ch_hello_world)\n```\nwhat is wrong?",
+        "The value of in_tensor and re_fetch_interval are both documented?",
+    ],
+)
+def test_identifiers_inside_code_fire_no_classifier_rule(text: str) -> None:
+    for rule in CLASSIFIER:
+        if rule.reason_code in {"money_specific", "account_specific"}:
+            assert rule.find(prose(text)) is None, f"{rule.name} fires on code in {text!r}"
