@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings, load_settings
+from supportagent.engines.llm import REASON_CODES
 from supportagent.ingest import read_kb, read_resolved, read_tickets
 from supportagent.runtime import build_engine, build_pipeline, demo_path, describe_engine
 from supportagent.runtime import open_store as open_store_for
@@ -66,7 +67,7 @@ def stub_classifier(labels: dict[str, dict[str, Any]], tickets: list[Any]) -> Ca
         row = by_subject.get(subject.strip(), {})
         bucket = row.get("expected_bucket", "answerable")
         code = row.get("expected_reason") or codes[bucket]
-        return bucket, code if code != "security_incident" else "unclear"
+        return bucket, code if code in REASON_CODES else codes[bucket]
 
     return classify
 

@@ -63,6 +63,10 @@ CHECKER = "llm"
 CONTEXT_MARGIN = 128
 #: Passage text is cut at a sentence end when it must be cut; never shorter than this.
 MIN_PASSAGE_CHARS = 200
+#: Estimated tokens (characters / 3) of passages one prompt carries at most, even where the
+#: context window holds more: the best-ranked passages carry the answer, and every token of
+#: the rest is paid for in the draft and again in the assessor's call.
+EVIDENCE_TOKENS = 900
 
 #: The demo's decoy, offered to the drafter only with ``--demo-forbidden-post``.
 DECOY_TOOL = ToolSpec(
@@ -98,6 +102,7 @@ class LLMEngine:
         demo_forbidden_post: bool = False,
         description: str | None = None,
         context_tokens: int | None = None,
+        evidence_tokens: int = EVIDENCE_TOKENS,
     ) -> None:
         self.budget = budget or Budget()
         self.caller = StructuredCaller(
@@ -108,6 +113,7 @@ class LLMEngine:
         endpoint = getattr(model, "endpoint", None)
         #: The model's context window: the evidence in a prompt is trimmed to fit it.
         self.context_tokens = context_tokens or int(getattr(endpoint, "context_tokens", 0) or 0)
+        self.evidence_tokens = evidence_tokens
 
     def use_cache(self, cache: ResponseCache | None) -> None:
         """Keep validated replies in ``cache`` (the pipeline's store provides one)."""
@@ -184,14 +190,18 @@ class LLMEngine:
     def _fitting(
         self, prompt: Prompt, variables: dict[str, Any], evidence: Sequence[Hit]
     ) -> list[dict[str, str]]:
-        """The passages of ``evidence``, best first, as many as fit the context window with
-        the rest of the prompt and the reply; the last one kept may be cut short."""
+        """The passages of ``evidence``, best first, as many as fit the evidence budget and the
+        context window with the rest of the prompt and the reply; the last one kept may be
+        cut short."""
         passages = _passages(evidence)
-        if not self.context_tokens or not passages:
+        if not passages:
             return passages
-        bare = prompt.render(**variables, passages=[])
-        used = sum(len(m["content"]) for m in bare) // CHARS_PER_TOKEN
-        room = (self.context_tokens - prompt.max_tokens - CONTEXT_MARGIN - used) * CHARS_PER_TOKEN
+        room = self.evidence_tokens * CHARS_PER_TOKEN
+        if self.context_tokens:
+            bare = prompt.render(**variables, passages=[])
+            used = sum(len(m["content"]) for m in bare) // CHARS_PER_TOKEN
+            free = self.context_tokens - prompt.max_tokens - CONTEXT_MARGIN - used
+            room = min(room, free * CHARS_PER_TOKEN)
         kept: list[dict[str, str]] = []
         for passage in passages:
             size = len(passage["text"]) + len(passage["title"]) + len(passage["id"]) + 40
