@@ -180,7 +180,9 @@ class LLMEngine:
         shown = [h for h in evidence if h.id in cited] or list(evidence)
         prompt = load_prompt("check")
         variables: dict[str, Any] = {"ticket": ticket, "sentences": _sentences(draft)}
-        variables["passages"] = self._fitting(prompt, variables, shown)
+        # Every cited passage, as far as the context window allows: the evidence budget is
+        # for choosing what to draft from, not for hiding what a draft stands on.
+        variables["passages"] = self._fitting(prompt, variables, shown, budgeted=False)
         ids = [p["id"] for p in variables["passages"]]
         reply = self.caller.ask(
             ticket.id, prompt, variables, CheckReply, schema=check_schema(ids)
@@ -188,7 +190,12 @@ class LLMEngine:
         return verdict_from_reply(reply, draft, {h.id for h in evidence})
 
     def _fitting(
-        self, prompt: Prompt, variables: dict[str, Any], evidence: Sequence[Hit]
+        self,
+        prompt: Prompt,
+        variables: dict[str, Any],
+        evidence: Sequence[Hit],
+        *,
+        budgeted: bool = True,
     ) -> list[dict[str, str]]:
         """The passages of ``evidence``, best first, as many as fit the evidence budget and the
         context window with the rest of the prompt and the reply; the last one kept may be
@@ -196,7 +203,7 @@ class LLMEngine:
         passages = _passages(evidence)
         if not passages:
             return passages
-        room = self.evidence_tokens * CHARS_PER_TOKEN
+        room = self.evidence_tokens * CHARS_PER_TOKEN if budgeted else 10**9
         if self.context_tokens:
             bare = prompt.render(**variables, passages=[])
             used = sum(len(m["content"]) for m in bare) // CHARS_PER_TOKEN
