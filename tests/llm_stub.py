@@ -298,6 +298,8 @@ class StubLLM:
         self.model: Responder = model or EvidenceModel()
         self.persona = persona
         self.gets: list[str] = []
+        #: Seconds a GET waits before its answer (llama-cpp-python answers none while busy).
+        self.get_delay = 0.0
         self.slot = threading.Lock() if single_slot else None
         self.busy_seconds = 0.0
         self.script: deque[StubReply | Responder] = deque()
@@ -344,6 +346,8 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             stub.gets.append(self.path)
+            if stub.get_delay:
+                time.sleep(stub.get_delay)
             answers = PERSONAS.get(stub.persona or "", {})
             if self.path in answers:
                 self._send(200, answers[self.path], {})

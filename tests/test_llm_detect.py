@@ -90,3 +90,19 @@ def test_identify_reads_each_answer() -> None:
 def test_a_server_that_is_not_up_falls_back_to_plain_json_and_says_why() -> None:
     found = probe_server("http://127.0.0.1:9/v1")  # nothing listens on the discard port
     assert found.profile is None and "did not answer /v1/models" in found.reason
+
+
+def test_a_busy_single_slot_server_is_waited_for_and_a_miss_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from supportagent.llm import detect
+
+    monkeypatch.setattr(detect, "CONNECT_TIMEOUT", 0.2)
+    with StubLLM() as stub:
+        missed = probe_server(stub.url)  # not recognised: not remembered either
+        assert missed.profile is None
+        stub.persona, stub.get_delay = "llama-cpp-python", 0.6  # answers once it is free
+        found = probe_server(stub.url)
+        assert found.profile == "llamacpp-python"
+        asked = len(stub.gets)
+        assert probe_server(stub.url) == found and len(stub.gets) == asked  # remembered

@@ -14,16 +14,21 @@ says more:
 
 from __future__ import annotations
 
-import functools
+import threading
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
-from supportagent.llm.profiles import Detection
+from supportagent.llm.profiles import LOCAL_TIMEOUT, Detection, is_local_url
 
-#: Seconds per probe request; a server on this machine answers these in milliseconds.
-PROBE_TIMEOUT = 3.0
+#: Seconds to connect: a server that is up accepts at once.
+CONNECT_TIMEOUT = 3.0
+#: Seconds to wait for an answer. An idle server answers in milliseconds, but llama-cpp-python
+#: answers nothing, not even /v1/models, while it computes a completion (one at a time, and it
+#: finishes one its client gave up on), so a server on this machine gets as long as a request.
+LOCAL_READ_TIMEOUT = LOCAL_TIMEOUT
+REMOTE_READ_TIMEOUT = 10.0
 
 _OWNED_BY = {"vllm": "vllm", "llamacpp": "llamacpp", "me": "llamacpp-python"}
 
@@ -61,17 +66,34 @@ def context_window(models: Any, props: Any) -> int | None:
     return None
 
 
-@functools.lru_cache(maxsize=16)
+_FOUND: dict[str, Detection] = {}
+_LOCK = threading.Lock()
+
+
 def probe_server(base_url: str) -> Detection:
     """Ask the server at ``base_url`` what it is: ``/v1/models`` first, then, where its answer
     does not settle it, Ollama's ``/api/version`` and llama-server's ``/props``.
 
-    Cached per base URL for the life of the process (one web app builds many engines).
+    A server recognised is remembered per base URL for the life of the process (one web app
+    builds many engines); one that was not is asked again next time.
     """
+    with _LOCK:
+        if base_url in _FOUND:
+            return _FOUND[base_url]
+    found = _ask(base_url)
+    if found.profile is not None:
+        with _LOCK:
+            _FOUND[base_url] = found
+    return found
+
+
+def _ask(base_url: str) -> Detection:
     base = base_url.rstrip("/")
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     version = props = None
-    with httpx.Client(timeout=PROBE_TIMEOUT, follow_redirects=False) as client:
+    read = LOCAL_READ_TIMEOUT if is_local_url(base_url) else REMOTE_READ_TIMEOUT
+    timeout = httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
         models = _get(client, f"{base}/models")
         found = identify(models, None, None)
         if found.profile not in {"vllm", "llamacpp"}:
