@@ -100,20 +100,28 @@ def facts_found(answer: str | None, groups: list[list[str]] | None) -> bool | No
     return all(any(alt.casefold() in text for alt in group) for group in groups)
 
 
-def run_tickets(store: Store, pipeline: Any, ids: list[str]) -> dict[str, float]:
-    seconds = {}
+def run_tickets(
+    store: Store,
+    pipeline: Any,
+    ids: list[str],
+    labels: dict[str, dict[str, Any]],
+    partial: Path | None = None,
+) -> list[dict[str, Any]]:
+    """Run each ticket; its row goes to ``partial`` (JSONL) as soon as it is staged, so that a
+    run stopped early keeps every finished ticket (``--report`` reads the file back)."""
+    rows = []
     for ticket_id in ids:
         started = time.perf_counter()
         pipeline.run(ticket_id)
-        seconds[ticket_id] = time.perf_counter() - started
-        outcome = store.latest_outcome(ticket_id)
-        status = outcome.status.value if outcome else "?"
+        [row] = ticket_rows(store, [ticket_id], labels, {ticket_id: time.perf_counter() - started})
+        rows.append(row)
         print(
-            f"  {ticket_id}: {status} {outcome.reason_code if outcome else ''} "
-            f"({seconds[ticket_id]:.1f} s)",
-            flush=True,
+            f"  {ticket_id}: {row['status']} {row['reason']} ({row['seconds']:.1f} s)", flush=True
         )
-    return seconds
+        if partial is not None:
+            with partial.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(row, default=str) + "\n")
+    return rows
 
 
 def ticket_rows(
@@ -149,13 +157,23 @@ def ticket_rows(
                 "answer": draft.get("answer") if draft else None,
                 "tries": first_tries(calls),
                 "stages": [(r["stage"], r["status"]) for r in calls],
-                "calls_detail": [
-                    {k: r.get(k) for k in ("stage", "status", "error", "reply", "latency_ms")}
-                    for r in calls
-                ],
+                "calls_detail": [{k: r.get(k) for k in CALL_FIELDS} for r in calls],
             }
         )
     return rows
+
+
+CALL_FIELDS = (
+    "stage",
+    "status",
+    "cache_hit",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "retries",
+    "error",
+    "reply",
+)
 
 
 def summarise(label: str, values: list[float]) -> str:
@@ -167,7 +185,7 @@ def summarise(label: str, values: list[float]) -> str:
     )
 
 
-def report(rows: list[dict[str, Any]], store: Store) -> None:
+def report(rows: list[dict[str, Any]]) -> None:
     answerable = [r for r in rows if r["expected"] == "answerable"]
     print(
         f"tickets: {len(rows)}; outcomes: {dict(Counter((r['status'], r['reason']) for r in rows))}"
@@ -182,8 +200,9 @@ def report(rows: list[dict[str, Any]], store: Store) -> None:
         + (f" = {valid / len(tries):.1%}" if tries else "")
     )
     per_stage: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in store_records(store, [r["id"] for r in rows]):
-        per_stage[r["stage"]].append(r)
+    for row in rows:
+        for r in row["calls_detail"]:
+            per_stage[r["stage"]].append(r)
     stage_tries: dict[str, list[bool]] = defaultdict(list)
     for stage, ok in tries:
         stage_tries[stage].append(ok)
@@ -230,17 +249,14 @@ def report(rows: list[dict[str, Any]], store: Store) -> None:
         f"{sum(1 for r in cited if r['status'] == 'pending_review' and r['cites_expected_doc'])}"
         f"/{len(cited)}"
     )
-    totals = model_call_totals(store)
+    sent = [c for r in rows for c in r["calls_detail"] if not c["cache_hit"]]
+    sent = [c for c in sent if c["status"] in {"ok", "invalid"}]
     print(
-        f"all: {totals['calls']} calls, {totals['prompt_tokens']:,} prompt + "
-        f"{totals['completion_tokens']:,} completion tokens, "
-        f"{sum(r['model_seconds'] for r in rows):,.0f} s in the model"
+        f"all: {len(sent)} calls, {sum(c['prompt_tokens'] for c in sent):,} prompt + "
+        f"{sum(c['completion_tokens'] for c in sent):,} completion tokens, "
+        f"{sum(r['model_seconds'] for r in rows):,.0f} s in the model, "
+        f"{sum(r['seconds'] for r in rows):,.0f} s in all"
     )
-
-
-def store_records(store: Store, ids: list[str]) -> Iterator[dict[str, Any]]:
-    for ticket_id in ids:
-        yield from model_call_records(store, ticket_id)
 
 
 def open_store(settings: Settings, documents: list[Any], tickets: list[Any]) -> Store:
@@ -259,7 +275,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--offline", action="store_true", help="compare the offline engine")
     parser.add_argument("--out", type=Path, default=None, help="write every ticket's row here")
+    parser.add_argument("--report", type=Path, default=None, help="report a rows JSONL file")
     args = parser.parse_args()
+    if args.report:
+        rows = [json.loads(line) for line in args.report.read_text().splitlines() if line]
+        report(rows)
+        return
     documents, tickets, labels = read_product(args.data or demo_path())
     if args.split:
         tickets = [t for t in tickets if labels.get(t.id, {}).get("split") == args.split]
@@ -268,8 +289,21 @@ def main() -> None:
         tickets = [t for t in tickets if t.id in wanted]
     tickets = tickets[: args.limit]
     ids = [t.id for t in tickets]
+    partial = args.out.with_suffix(".jsonl") if args.out else None
+    if partial is not None:
+        partial.write_text("", encoding="utf-8")
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        if args.offline:  # first: it takes seconds, and the llm run may be stopped early
+            print("offline engine:")
+            settings = load_settings(home=Path(tmp) / "offline", engine="offline")
+            store = open_store(settings, documents, tickets)
+            pipeline = build_pipeline(settings, store, build_engine(settings))
+            out["offline"] = run_tickets(store, pipeline, ids, labels)
+            report(out["offline"])
+            store.close()
+            if args.out:
+                args.out.write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
         home = Path(tmp) / "home"
         endpoint: Any = (
             nullcontext(load_settings(home=home, engine="llm"))
@@ -280,15 +314,13 @@ def main() -> None:
             store = open_store(settings, documents, tickets)
             knowledge = Knowledge.from_store(store)
             engine = build_engine(settings)
-            print(f"engine: {describe_engine(engine)}; {len(ids)} tickets")
+            print(f"\nengine: {describe_engine(engine)}; {len(ids)} tickets")
             pipeline = build_pipeline(settings, store, engine, knowledge)
             started = time.perf_counter()
-            seconds = run_tickets(store, pipeline, ids)
+            out["llm"] = run_tickets(store, pipeline, ids, labels, partial)
             wall = time.perf_counter() - started
-            rows = ticket_rows(store, ids, labels, seconds)
-            report(rows, store)
+            report(out["llm"])
             print(f"wall time: {wall:,.0f} s; {engine.budget.used().describe()}")
-            out["llm"] = rows
             if not args.real:
                 before = model_call_totals(store)
                 for ticket_id in ids:
@@ -300,15 +332,6 @@ def main() -> None:
                     f"{after['calls'] - before['calls']} calls, "
                     f"{after['cache_hits'] - before['cache_hits']} cache hits"
                 )
-            store.close()
-        if args.offline:
-            print("\noffline engine, same tickets:")
-            settings = load_settings(home=Path(tmp) / "offline", engine="offline")
-            store = open_store(settings, documents, tickets)
-            pipeline = build_pipeline(settings, store, build_engine(settings))
-            offline = ticket_rows(store, ids, labels, run_tickets(store, pipeline, ids))
-            report(offline, store)
-            out["offline"] = offline
             store.close()
     if args.out:
         args.out.write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
