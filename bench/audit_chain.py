@@ -1,7 +1,9 @@
 """Audit log costs: staging with and without the audit event, verify and export at N events.
 
-Run by hand: ``.venv/bin/python bench/audit_chain.py [N] [DATABASE_URL]`` (default 5000 events,
-a SQLite file in a temporary folder). Never run by the test suite.
+Run by hand: ``.venv/bin/python bench/audit_chain.py [N] [DATABASE_URL] [--sealed]`` (default
+5000 events, a SQLite file in a temporary folder). ``--sealed``: with a key (MACs) and a head
+file, as ``SUPPORTAGENT_AUDIT_KEY`` and the default data directory give. Never run by the test
+suite.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from supportagent.domain import Bucket, Draft, DraftSentence, Outcome, Status, Ticket
 from supportagent.store import store as store_module
 from supportagent.store.audit import export_csv
+from supportagent.store.audit_seal import AuditSeal
 from supportagent.store.audit_verify import verify
 from supportagent.store.store import Store
 
@@ -38,25 +41,31 @@ def _stage_all(store: Store, prefix: str, n: int) -> float:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    url = sys.argv[2] if len(sys.argv) > 2 else f"sqlite:///{Path(tempfile.mkdtemp()) / 'a.db'}"
-    store = Store(url)
+    args = [a for a in sys.argv[1:] if a != "--sealed"]
+    sealed = "--sealed" in sys.argv
+    n = int(args[0]) if args else 5000
+    folder = Path(tempfile.mkdtemp())
+    url = args[1] if len(args) > 1 and args[1] else f"sqlite:///{folder / 'a.db'}"
+    seal = AuditSeal(b"bench-key-" * 4, folder / "audit-head.log") if sealed else AuditSeal()
+    store = Store(url, audit=seal)
     store.migrate()
     with_audit = _stage_all(store, "A", n)
     original = store_module.record_staged
-    store_module.record_staged = lambda *_a, **_kw: 0  # the same path, no audit event
+    store_module.record_staged = lambda *_a, **_kw: (0, "")  # the same path, no audit event
+    store.audit = AuditSeal()  # and no head-file line for the event that is not there
     try:
         without = _stage_all(store, "B", n)
     finally:
         store_module.record_staged = original
+        store.audit = seal
     t0 = time.perf_counter()
-    report = verify(store.engine)
+    report = verify(store.engine, seal=seal)
     verify_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     rows = export_csv(store.engine, io.StringIO())
     export_s = time.perf_counter() - t0
     assert report.intact and report.events == rows == n
-    print(f"database: {store.engine.dialect.name}, {n} events")
+    print(f"database: {store.engine.dialect.name}, {n} events, sealed: {sealed}")
     print(
         f"stage_outcome: {with_audit * 1000:.2f} ms with the audit event, "
         f"{without * 1000:.2f} ms without"

@@ -30,10 +30,12 @@ from supportagent.agent.safety_semantic import (
     SemanticSafety,
     SentenceScores,
     Threshold,
+    default_semantic_safety,
 )
+from supportagent.domain import Ticket
 from supportagent.evals.catalog import find_datasets, hash_split
 from supportagent.evals.triage import MONEY_OR_ACCOUNT, TriageRow, read_triage
-from supportagent.runtime import build_semantic_safety
+from supportagent.retrieval.exemplars import ExemplarIndex, ExemplarSet, load_exemplars
 
 #: Banking77 intents that are a safety risk, by the category they belong to.
 BANKING77_RISKS = {
@@ -63,14 +65,21 @@ BANKING77_ACTIONS = frozenset(
 #: Sets that are not support tickets (crisis forums, chatbot prompts, therapy questions):
 #: reported on, never tuned on, so that their negatives do not set a support inbox's bar.
 REPORT_ONLY = frozenset({"selfharm_triage"})
-#: Share of all harmless tune tickets one category may flag, at most; no single set may see
-#: more than PER_SET_FACTOR times that (a small set of hard negatives would otherwise decide).
-PER_SET_FACTOR = 3
-ALARM_BUDGET = {
-    "self_harm_risk": 0.03,
-    "security_incident": 0.02,
-    "payment_fraud": 0.02,
-    "legal_threat": 0.015,
+#: Sets whose harmless tickets are hard look-alikes written to sit near a risk ("this bug is
+#: killing me"); our held-out hard negatives count with them.
+HARD_SETS = frozenset({"risk", "brightwrench"})
+#: False alarms allowed per category among ordinary tickets, and among hard look-alikes.
+ORDINARY_BUDGET = {
+    "self_harm_risk": 0.01,
+    "security_incident": 0.008,
+    "payment_fraud": 0.01,
+    "legal_threat": 0.005,
+}
+HARD_BUDGET = {
+    "self_harm_risk": 0.04,
+    "security_incident": 0.03,
+    "payment_fraud": 0.03,
+    "legal_threat": 0.02,
 }
 THRESHOLDS_PATH = Path(__file__).resolve().parents[1] / (
     "src/supportagent/agent/safety_semantic.toml"
@@ -127,11 +136,14 @@ def score(detector: SemanticSafety, sets: dict[str, list[tuple[TriageRow, str | 
 
 
 def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
+    """Per embedder and category, the thresholds with the best recall (on risks the rules
+    miss) whose false alarms stay within both budgets: ordinary tickets, and hard look-alikes."""
     chosen: dict[str, dict[str, Threshold]] = defaultdict(dict)
     grid = [
         Threshold(round(float(sim), 2), round(float(margin), 2))
         for sim in np.arange(0.20, 0.90, 0.01)
-        for margin in np.arange(-0.10, 0.21, 0.01)
+        # A risky sentence must at least be closer to its risk than to anything harmless.
+        for margin in np.arange(0.0, 0.21, 0.01)
     ]
     for model in ("minilm", "e5"):
         for category in CATEGORIES:
@@ -141,31 +153,28 @@ def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
                 for risk, s, by_rules in rows
                 if s.model == model and risk == category and not by_rules
             ]
-            harmless = {
-                name: [s for risk, s, _ in rows if s.model == model and risk is None]
-                for name, rows in scored.items()
-            }
+            pools: dict[bool, list[SentenceScores]] = {True: [], False: []}
+            for name, rows in scored.items():
+                for risk, s, _ in rows:
+                    if s.model == model and risk is None:
+                        pools[name in HARD_SETS or name.startswith("benign")].append(s)
             if not positives:
                 continue
             best: tuple[float, float, Threshold] | None = None
-            pooled = [s for values in harmless.values() for s in values]
             for limit in grid:
-                worst = max(
-                    (_rate(values, category, limit) for values in harmless.values() if values),
-                    default=0.0,
-                )
-                budget = ALARM_BUDGET[category]
-                if worst > PER_SET_FACTOR * budget or _rate(pooled, category, limit) > budget:
+                ordinary = _rate(pools[False], category, limit)
+                hard = _rate(pools[True], category, limit)
+                if ordinary > ORDINARY_BUDGET[category] or hard > HARD_BUDGET[category]:
                     continue
                 recall = _rate(positives, category, limit)
-                if best is None or (recall, -worst) > best[:2]:
-                    best = (recall, -worst, limit)
+                if best is None or (recall, -(ordinary + hard)) > best[:2]:
+                    best = (recall, -(ordinary + hard), limit)
             if best is not None:
                 chosen[model][category] = best[2]
                 print(
                     f"{model:7s} {category:18s} sim>={best[2].similarity:.2f} "
                     f"margin>={best[2].margin:+.2f}: tune recall {best[0]:.3f} of "
-                    f"{len(positives)}, worst set alarms {-best[1]:.3f}"
+                    f"{len(positives)} the rules miss; alarms {-best[1]:.3f} (both pools)"
                 )
     return chosen
 
@@ -214,6 +223,37 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
     print(f"wrote {THRESHOLDS_PATH}")
 
 
+BENIGN_FOLDS = 5
+
+
+def benign_folds(detector: SemanticSafety) -> list[tuple[str | None, SentenceScores, bool]]:
+    """Our hard negatives as harmless tickets, each scored by a detector that has never seen
+    it (five folds): 250 look-alikes to keep false alarms honest, on top of the sets'."""
+    exemplars = load_exemplars("safety")
+    benign = [i for i, label in enumerate(exemplars.labels) if label == "benign"]
+    out: list[tuple[str | None, SentenceScores, bool]] = []
+    for fold in range(BENIGN_FOLDS):
+        held = set(benign[fold::BENIGN_FOLDS])
+        keep = [i for i in range(len(exemplars.texts)) if i not in held]
+        rest = ExemplarSet(
+            "safety",
+            tuple(exemplars.labels[i] for i in keep),
+            tuple(exemplars.texts[i] for i in keep),
+        )
+        indexes = {m: ExemplarIndex(rest, ix.embedder) for m, ix in detector.indexes.items()}
+        folded = SemanticSafety(
+            indexes["minilm"],
+            indexes.get("e5"),
+            negatives=detector.negatives,
+            language_of=detector.language_of,
+            thresholds=detector.thresholds,
+        )
+        for i in sorted(held):
+            ticket = Ticket(f"benign-{i}", "", exemplars.texts[i])
+            out.append((None, folded.scores(ticket), screen(ticket.text).auto_escalate))
+    return out
+
+
 def load_or_score(detector: SemanticSafety, split: str, cache: Path | None) -> Scored:
     """Scores, read from ``cache`` when it holds them (scoring embeds thousands of tickets)."""
     if cache is not None and cache.exists():
@@ -224,6 +264,8 @@ def load_or_score(detector: SemanticSafety, split: str, cache: Path | None) -> S
                 object.__setattr__(s, "index", detector.indexes[s.model])
         return scored
     scored = score(detector, collect(split))
+    if split == "tune":
+        scored["benign exemplars (held-out folds)"] = benign_folds(detector)
     if cache is not None:
         for rows in scored.values():
             for _, s, _ in rows:
@@ -242,7 +284,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--cache", type=Path, help="keep the scores here between runs")
     args = parser.parse_args()
-    detector = build_semantic_safety()
+    detector = default_semantic_safety()
     if detector is None:
         sys.exit("the semantic detector is not available")
     scored = load_or_score(detector, args.split, args.cache)

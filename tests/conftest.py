@@ -65,6 +65,8 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "SUPPORTAGENT_DATABASE_URL",
         "SUPPORTAGENT_ENGINE",
         "SUPPORTAGENT_TOKEN",
+        "SUPPORTAGENT_AUDIT_KEY",
+        "SUPPORTAGENT_AUDIT_HEAD_FILE",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SUPPORTAGENT_HOME", str(tmp_path / "home"))
@@ -88,13 +90,8 @@ def store(settings: Settings) -> Iterator[Store]:
 PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for one test, dropped afterwards.
-
-    Skips when no server answers at 127.0.0.1:5432, except under CI=true, where a missing server
-    is a failure: CI must exercise PostgreSQL.
-    """
+def _pg_admin() -> Any:
+    """An AUTOCOMMIT engine on the server, or a skip (a failure under CI=true) without one."""
     import os
 
     import sqlalchemy as sa
@@ -108,8 +105,31 @@ def pg_url() -> Iterator[str]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 under CI: {exc}")
         pytest.skip("PostgreSQL is not reachable at 127.0.0.1:5432 (trust auth expected)")
+    return admin
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, dropped afterwards.
+
+    Skips when no server answers at 127.0.0.1:5432, except under CI=true, where a missing server
+    is a failure: CI must exercise PostgreSQL.
+    """
+    admin = _pg_admin()
     try:
         with temporary_database(admin, "supportagent_test") as url:
+            yield url
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def pg_module_url() -> Iterator[str]:
+    """One PostgreSQL database for a whole test module (tests empty it themselves), dropped
+    afterwards; skips like ``pg_url``."""
+    admin = _pg_admin()
+    try:
+        with temporary_database(admin, "supportagent_module") as url:
             yield url
     finally:
         admin.dispose()

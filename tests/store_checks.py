@@ -36,3 +36,24 @@ def temporary_database(admin: sa.Engine, prefix: str) -> Iterator[str]:
     finally:
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+#: Tables whose rows one test leaves behind for the next, when tests share a database.
+_KEPT = frozenset({"schema_migrations"})
+
+
+def empty_database(engine: sa.Engine) -> None:
+    """Every row gone, as right after the migrations: the audit head at its start, the
+    counters at zero. For tests that share one database (see ``pg_module_url``)."""
+    from supportagent.store.audit import GENESIS, HEAD_ID, audit_head
+
+    names = [n for n in sa.inspect(engine).get_table_names() if n not in _KEPT]
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            listed = ", ".join(f'"{name}"' for name in names)
+            conn.execute(sa.text(f"TRUNCATE {listed} RESTART IDENTITY CASCADE"))
+        else:
+            for name in names:
+                conn.execute(sa.text(f'DELETE FROM "{name}"'))
+        conn.execute(audit_head.insert().values(id=HEAD_ID, last_seq=0, last_hash=GENESIS))
+        conn.execute(t.counters.insert().values(name="documents", value=0))

@@ -15,6 +15,7 @@ from supportagent.domain import Bucket, Draft, DraftSentence, Outcome, Status, T
 from supportagent.review import amend, reject
 from supportagent.store import tables as t
 from supportagent.store.audit import audit_events, read_events
+from supportagent.store.audit_seal import AuditSeal
 from supportagent.store.audit_verify import verify
 from supportagent.store.migrations import m001_initial
 from supportagent.store.store import Store
@@ -153,9 +154,19 @@ def _stage_pending(store: Store, ticket: Ticket, sentence: str) -> None:
     store.stage_outcome(outcome, attempt)
 
 
-def _append_worker(url: str, ticket_ids: list[str], barrier: Any, results: Any) -> None:
-    """Stage and review tickets in one process while others do the same."""
-    store = Store(url)
+_KEY = b"many-writers-" + b"x" * 40
+
+
+def _seal(head_file: str) -> AuditSeal:
+    return AuditSeal(_KEY, Path(head_file), head_file_complete=True)
+
+
+def _append_worker(
+    url: str, head_file: str, ticket_ids: list[str], barrier: Any, results: Any
+) -> None:
+    """Stage and review tickets in one process while others do the same, all sealing with one
+    key and writing one head file."""
+    store = Store(url, audit=_seal(head_file))
     try:
         barrier.wait(timeout=120)
         for ticket_id in ticket_ids:
@@ -181,13 +192,15 @@ def test_appends_from_four_processes_keep_one_intact_chain(
         if backend == "sqlite"
         else request.getfixturevalue("pg_url")
     )
-    store = Store(url)
+    head_file = str(tmp_path / "audit-head.log")
+    store = Store(url, audit=_seal(head_file))
     store.migrate()
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(4), ctx.Queue()
     batches = [[f"P{p}-{i}" for i in range(5)] for p in range(4)]
     procs = [
-        ctx.Process(target=_append_worker, args=(url, batch, barrier, results)) for batch in batches
+        ctx.Process(target=_append_worker, args=(url, head_file, batch, barrier, results))
+        for batch in batches
     ]
     for proc in procs:
         proc.start()
@@ -199,9 +212,13 @@ def test_appends_from_four_processes_keep_one_intact_chain(
         for proc in procs:
             proc.join(timeout=60)
     assert outcomes == [("ok", "")] * 4, outcomes
-    report = verify(store.engine)
+    report = verify(store.engine, seal=store.audit)
     assert report.intact, report.problems
     assert report.events == report.head_seq == 4 * 5 * 2
+    # Every append's line reached the head file whole, whichever process wrote it.
+    lines = Path(head_file).read_text().splitlines()
+    assert sorted(int(line.split()[0]) for line in lines) == list(range(1, 41))
+    assert "every event and the head carry a valid MAC" in " ".join(report.proves)
     with store.engine.connect() as conn:
         seqs = list(conn.execute(sa.select(audit_events.c.seq).order_by("seq")).scalars())
         reviews = conn.execute(sa.select(sa.func.count()).select_from(t.reviews)).scalar()

@@ -176,4 +176,7 @@ def test_ticket_page_forms_act_and_show_on_the_timeline(
     queue = client.get("/escalations").text
     assert 'id="q-T-2016"' in queue and "take it now" in queue
     assert "nobody has taken it" in queue
-    assert client.get("/escalations?status=routed").text.count('class="queue-item') == 8
+    routed_count = demo_store.status_counts().get("routed", 0)
+    assert routed_count > 0
+    page_of_routed = client.get("/escalations?status=routed").text
+    assert page_of_routed.count('class="queue-item') == routed_count

@@ -38,8 +38,8 @@ TICKETS = [
     },
     {
         "id": "T-2",
-        "subject": "Invoices",
-        "body": "Which role can download invoices?",
+        "subject": "Roles",
+        "body": "Which role is allowed to download invoices?",
         "expected_bucket": "answerable",
         "expected_docs": ["kb-keys"],
         "expected_facts": [["Billing Admin"]],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from supportagent.agent.language import detect_language, language_of
+from supportagent.language import detect_language, language_of
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,7 @@ def test_a_request_cap_holds_when_every_other_request_fails(
 ) -> None:
     failing_every_other(llm_stub)
     result = CliRunner().invoke(app, ["schedule", "--max-api-calls", "10"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # a cap stop
     assert len(llm_stub.requests) == 10  # it sent 20 when retries were not counted
     assert "stopped by: max_api_calls" in result.output
     # Requests 1, 3, 5, 7 and 9 failed, and each was retried by the next one.
@@ -95,7 +95,7 @@ def test_a_request_cap_holds_when_requests_time_out_and_tokens_count_them(
     model = EvidenceModel()
     llm_stub.model = lambda request: StubReply(content=model(request).content, delay=1.0)
     result = CliRunner().invoke(app, ["schedule", "--max-api-calls", "2"])
-    assert len(llm_stub.requests) == 2, result.output  # it sent 10
+    assert result.exit_code == 3 and len(llm_stub.requests) == 2, result.output  # it sent 10
     assert "stopped by: max_api_calls" in result.output
     line = next(x for x in result.output.splitlines() if x.startswith("model requests"))
     assert line.startswith("model requests 2/2 (1 retries), tokens ")

@@ -55,7 +55,13 @@ def test_every_demo_ticket_is_staged_with_the_right_bucket(
     assert sorted(r.ticket.id for r in staged) == sorted(LABELS)
     assert {r.engine for r in staged} == {"llm"}
     accuracy = bucket_accuracy({r.ticket.id: r.bucket for r in staged}, LABELS)
-    assert accuracy.value == 1.0, accuracy.misses
+    # The stub classifies every ticket right; the only misses allowed are where the offline
+    # floor turned the model's "answerable" into a person's job, and never the other way.
+    assert accuracy.value >= 0.95, accuracy.misses
+    for ticket_id, expected, got in accuracy.misses:
+        assert (expected, got) == ("answerable", "needs_human"), ticket_id
+        (classify,) = [e for e in store.trace(ticket_id) if e["stage"] == "classify"]
+        assert classify["detail"]["decided_by"] == "rules over llm", ticket_id
     assert len(store.staged(Status.PENDING_REVIEW)) >= 15
 
 

@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     max_tokens: int | None = Field(default=None, ge=0, description="Cap on tokens per run.")
     # --- embeddings (issue: hybrid retrieval) ---
     embedder: Literal["onnx", "openai", "none"] = "onnx"
+    semantic_safety: bool = Field(
+        default=True, description="Screen each sentence's meaning, not only the rule table."
+    )
     embedding_model: str | None = None
     embedding_base_url: str | None = None
     # --- drafts ---
@@ -69,6 +72,15 @@ class Settings(BaseSettings):
     draft_closing: str = Field(
         default="Best regards,\nThe support team",
         description="Last lines of every draft staged for review (\\n for a line break).",
+    )
+    # --- audit log (docs/review.md) ---
+    audit_key: SecretStr | None = Field(
+        default=None, description="Key for the audit log's MACs; never written anywhere."
+    )
+    audit_head_file: str | None = Field(
+        default=None,
+        description="Append-only record of the audit head; default: audit-head.log in home; "
+        "'off' keeps none.",
     )
     # --- web ---
     host: str = "127.0.0.1"
@@ -85,6 +97,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_home(cls, value: object) -> object:
         return Path(value).expanduser() if isinstance(value, str) else value
+
+    def resolved_audit_head_file(self) -> Path | None:
+        """Where the audit head file is, or None when it is switched off."""
+        value = (self.audit_head_file or "").strip()
+        if value.lower() == "off":
+            return None
+        return Path(value).expanduser() if value else self.home / "audit-head.log"
 
     def resolved_database_url(self) -> str:
         """The database URL, with ``postgresql://`` mapped to the psycopg 3 driver."""

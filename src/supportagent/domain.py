@@ -12,12 +12,41 @@ from enum import StrEnum
 from typing import Any
 
 #: Ids are short, printable and safe to use in URLs, file names and log lines.
+MAX_ID_CHARS = 128
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+ID_RULE = (
+    "ids are 1-128 letters, digits, '_', '.', ':' or '-', start with a letter or digit, "
+    "and contain no spaces, slashes or '..'"
+)
+#: Longest document id the store holds: an ingested id (at most MAX_ID_CHARS) or the review
+#: loop's ``AR-<ticket id>``, three characters longer.
+MAX_DOCUMENT_ID_CHARS = 160
+#: Longest optional ticket labels, as the store's columns hold them on every database.
+MAX_CUSTOMER_CHARS = 256
+MAX_CREATED_AT_CHARS = 64
 
 
 def is_valid_id(value: str) -> bool:
     """True when ``value`` is a usable record id (no path characters, spaces or wildcards)."""
     return bool(ID_PATTERN.fullmatch(value)) and ".." not in value
+
+
+def id_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as an id, in words, or None when it is valid.
+
+    The one rule for every way in (files, the command line, the API): nothing is stripped or
+    repaired, so an id with a NUL in it is refused, never quietly turned into another id.
+    """
+    if is_valid_id(value):
+        return None
+    if not value:
+        return "is empty"
+    control = next((ch for ch in value if ord(ch) < 32 or 127 <= ord(ch) < 160), None)
+    if control is not None:
+        return f"is not valid: it contains a control character (U+{ord(control):04X}); {ID_RULE}"
+    if len(value) > MAX_ID_CHARS:
+        return f"is not valid: it is {len(value)} characters long; {ID_RULE}"
+    return f"is not valid: {ID_RULE}"
 
 
 class Bucket(StrEnum):
@@ -159,10 +188,15 @@ class SafetyResult:
 
 @dataclass(frozen=True, slots=True)
 class Classification:
+    """The classifier's bucket. ``decided_by`` names who decided: ``rules``, ``model`` (the
+    offline triage model), ``llm`` (a language model), or ``rules over llm`` when the offline
+    backstop overruled a language model."""
+
     bucket: Bucket
     reason_code: str
     reason: str
     confidence: float
+    decided_by: str = "rules"
 
 
 @dataclass(frozen=True, slots=True)

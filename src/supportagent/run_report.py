@@ -12,6 +12,19 @@ from supportagent.domain import Outcome
 INBOX_EMPTY = "inbox empty"
 STOPPED = "stopped"
 ERRORS = "errors"
+CAPS = frozenset({"max_tickets", "max_api_calls", "max_tokens"})
+
+#: Exit codes of the commands that run the inbox (`schedule`, `worker`, `inbox`): done (or
+#: stopped on request), tickets failed, stopped by a cap with tickets still waiting.
+EXIT_DONE, EXIT_ERRORS, EXIT_CAPPED = 0, 1, 3
+
+
+def exit_code(stopped_by: str, *, failed: bool = False) -> int:
+    """The exit code of a run that stopped for ``stopped_by``; ``failed``: a ticket failed on
+    the way (README, CLI reference). Failures win over a cap."""
+    if stopped_by == ERRORS or failed:
+        return EXIT_ERRORS
+    return EXIT_CAPPED if stopped_by in CAPS else EXIT_DONE
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,35 +7,89 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import sqlalchemy as sa
+
 from supportagent.agent.knowledge import Knowledge
-from supportagent.agent.language import language_of
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
-from supportagent.agent.safety import screen
-from supportagent.agent.safety_semantic import SemanticSafety
+from supportagent.agent.safety import SafetyScreen, default_screen
 from supportagent.config import Settings
 from supportagent.domain import SafetyResult, Ticket
 from supportagent.engines.base import Engine
 from supportagent.engines.llm import LLMEngine
 from supportagent.engines.offline import OfflineEngine
+from supportagent.errors import UserError
 from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tickets
 from supportagent.llm.budget import Budget
 from supportagent.llm.chat import OpenAIChatModel
 from supportagent.llm.detect import probe_server
 from supportagent.llm.profiles import Probe, key_configured, resolve_endpoint
-from supportagent.retrieval.dense import OnnxMiniLM
-from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
-from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available
+from supportagent.store.audit_seal import AuditSeal, key_problem
 from supportagent.store.llm_records import StoreResponseCache
 from supportagent.store.store import Store
 
 
 def open_store(settings: Settings) -> Store:
-    """The store named by the settings, created and migrated if needed."""
+    """The store named by the settings, created and migrated if needed.
+
+    Raises UserError, saying what to fix, for a data directory that is not a folder, a URL of
+    a database SupportAgent does not support, or an audit key that is too short. Failures of
+    the database itself are SQLAlchemy errors, which the edge describes (``store/failures``).
+    """
+    seal = audit_seal(settings)
+    url = settings.resolved_database_url()
+    _check_backend(url)
+    folders = [seal.head_file.parent] if seal.head_file is not None else []
     if settings.database_url is None:
-        settings.home.mkdir(parents=True, exist_ok=True)
-    store = Store(settings.resolved_database_url())
+        folders.append(settings.home)
+    for folder in folders:
+        _make_folder(folder)
+    store = Store(url, audit=seal)
     store.migrate()
     return store
+
+
+def audit_seal(settings: Settings) -> AuditSeal:
+    """The key and head file that seal the audit log, from the settings (docs/review.md)."""
+    key = settings.audit_key.get_secret_value() if settings.audit_key is not None else None
+    if key is not None and (problem := key_problem(key)):
+        raise UserError(problem)
+    head_file = settings.resolved_audit_head_file()
+    # The SQLite file inside the data directory is written only by processes that use this
+    # data directory, so they all write this head file; a database URL may be shared.
+    complete = settings.database_url is None and settings.audit_head_file is None
+    return AuditSeal(key.encode("utf-8") if key else None, head_file, head_file_complete=complete)
+
+
+_BACKENDS = ("sqlite", "postgresql")
+
+
+def _check_backend(url: str) -> None:
+    try:
+        backend = sa.engine.make_url(url).get_backend_name()
+    except sa.exc.ArgumentError:
+        backend = None
+    if backend not in _BACKENDS:
+        raise UserError(
+            "SUPPORTAGENT_DATABASE_URL must name a SQLite or PostgreSQL database "
+            "(sqlite:///PATH or postgresql://USER@HOST:PORT/NAME)"
+            + (f", not {backend}" if backend else "; it is not a URL")
+            + "."
+        )
+
+
+def _make_folder(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise UserError(
+            f"{folder} is a file, not a folder: SUPPORTAGENT_HOME (and the audit head file's "
+            "folder) must be folders. Point SUPPORTAGENT_HOME elsewhere or move the file."
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot create the data folder {folder}: {exc.strerror}. Set SUPPORTAGENT_HOME to "
+            "a folder you can write to."
+        ) from None
 
 
 def build_engine(
@@ -101,13 +155,14 @@ def build_pipeline(
     )
     if isinstance(engine, LLMEngine):
         engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
-    return Pipeline(store, knowledge or Knowledge.from_store(store, settings), engine, config)
+    knowledge = knowledge or Knowledge.from_store(store, settings)
+    return Pipeline(store, knowledge, engine, config, build_screen(settings))
 
 
 def build_screen(settings: Settings) -> Callable[[Ticket], SafetyResult]:
-    """The safety screen every ticket passes before anything else runs."""
-    del settings  # the screen has no settings yet
-    return lambda ticket: screen(ticket.text)
+    """The safety screen every ticket passes before anything else runs: the rules, and unless
+    ``SUPPORTAGENT_SEMANTIC_SAFETY=0`` the semantic detector too."""
+    return default_screen() if settings.semantic_safety else SafetyScreen()
 
 
 def demo_path() -> Path:
@@ -133,20 +188,3 @@ def load_demo(store: Store) -> DemoLoad:
     store.add_tickets(inbox.records)
     problems = (*kb.problems, *resolved.problems, *inbox.problems)
     return DemoLoad(len(kb.records), len(resolved.records), len(inbox.records), problems)
-
-
-def build_semantic_safety() -> SemanticSafety | None:
-    """The semantic safety detector: MiniLM for English, multilingual-e5 for the rest.
-
-    None when the exemplars or the MiniLM model cannot be loaded; the rules still run.
-    """
-    safety, triage = load_exemplars("safety"), load_exemplars("triage")
-    minilm = OnnxMiniLM()
-    english = ExemplarIndex(safety, minilm)
-    negatives = {"minilm": ExemplarIndex(triage, minilm)}
-    multilingual = None
-    if multilingual_available():
-        e5 = MultilingualE5()
-        multilingual = ExemplarIndex(safety, e5)
-        negatives["e5"] = ExemplarIndex(triage, e5)
-    return SemanticSafety(english, multilingual, negatives=negatives, language_of=language_of)

@@ -33,6 +33,7 @@ from supportagent.run_report import (
     Snapshot,
 )
 from supportagent.store.claims import Claim, Claims, StaleAttemptError
+from supportagent.store.failures import describe_database_failure
 
 __all__ = ["ERRORS", "INBOX_EMPTY", "STOPPED", "Caps", "RunSummary", "Scheduler", "run_inbox"]
 
@@ -186,7 +187,8 @@ class Scheduler:
             if not self.follow:
                 raise
             # A worker outlives a database restart; its leases protect the tickets meanwhile.
-            self._on_event(f"database unavailable ({type(exc.orig).__name__}); trying again")
+            why = describe_database_failure(exc, self.pipeline.store.url)
+            self._on_event(f"database unavailable: {why} Trying again.")
             self._next_look = now + self.poll_seconds
         if not self._slots and self._stopping is not None:
             self.summary.stopped_by = self._stopping
@@ -292,7 +294,7 @@ class Scheduler:
 
     def _failed_once(self, ticket_id: str, error: BaseException | None) -> None:
         """Record a ticket's unexpected failure; a run stops after a few, a worker backs off."""
-        message = f"{type(error).__name__}: {error}"
+        message = self._describe(error)
         self.summary.errors.append((ticket_id, message))
         self._on_event(f"{ticket_id}: failed, {message}")
         self._consecutive_errors += 1
@@ -310,12 +312,20 @@ class Scheduler:
         pause = min(60.0, self.poll_seconds * 2 ** min(self._consecutive_errors, 8))
         self._next_look = max(self._next_look, now + pause)
 
+    def _describe(self, error: BaseException | None) -> str:
+        # A database error's own text holds the SQL and its parameters (ticket text): never
+        # repeat it; say what failed instead.
+        if isinstance(error, sa.exc.SQLAlchemyError):
+            return describe_database_failure(error, self.pipeline.store.url)
+        return f"{type(error).__name__}: {error}"
+
     def _release(self, claim: Claim) -> None:
         """Give a claim up; if the database is away, its lease runs out on its own."""
         try:
             self.claims.release(claim)
         except sa.exc.DBAPIError as exc:
-            self._on_event(f"{claim.ticket_id}: could not release its claim ({exc.orig})")
+            why = describe_database_failure(exc, self.pipeline.store.url)
+            self._on_event(f"{claim.ticket_id}: could not release its claim: {why}")
 
     def _renew(self) -> None:
         with self._lock:

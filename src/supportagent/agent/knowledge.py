@@ -11,10 +11,10 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 
-from supportagent.agent.language import detect_language
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
 from supportagent.errors import UserError
+from supportagent.language import detect_language
 from supportagent.retrieval.dense import (
     CachedEmbedder,
     Embedder,

@@ -17,9 +17,8 @@ from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
 from supportagent.agent.facts import extract_facts, find_conflicts
 from supportagent.agent.grounding import check_grounding, exception_flags
 from supportagent.agent.knowledge import Knowledge
-from supportagent.agent.language import detect_language, language_name
 from supportagent.agent.questions import ticket_prose, ticket_questions
-from supportagent.agent.safety import screen
+from supportagent.agent.safety import default_screen
 from supportagent.agent.tools import GateDecision, ToolDenied, ToolGate
 from supportagent.domain import (
     Bucket,
@@ -38,6 +37,7 @@ from supportagent.domain import (
 from supportagent.engines.base import Engine
 from supportagent.engines.llm import MeteredEngine
 from supportagent.errors import ModelError, UserError
+from supportagent.language import detect_language, language_name
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
 from supportagent.store.store import AttemptHistory, Store, TraceBatch
 
@@ -118,11 +118,14 @@ class Pipeline:
         knowledge: Knowledge,
         engine: Engine,
         config: PipelineConfig | None = None,
+        screen: Callable[[Ticket], SafetyResult] | None = None,
     ) -> None:
         self.store = store
         self.knowledge = knowledge
         self.engine = engine
         self.config = config or PipelineConfig()
+        #: The safety gate; by default the rules and the semantic detector.
+        self.screen = screen or default_screen()
         threshold = self.config.evidence_threshold
         self.evidence_gate = EvidenceGate() if threshold is None else EvidenceGate(threshold)
         use_embedder = getattr(engine, "use_embedder", None)
@@ -177,7 +180,7 @@ class Pipeline:
 
         ticket: Ticket = gate.call("get_ticket", ticket_id=ticket_id)
         notify("safety")
-        safety = screen(ticket.text)
+        safety = self.screen(ticket)
         trace.add(
             "safety", "escalate" if safety.auto_escalate else "pass", **safety_to_json(safety)
         )
@@ -505,4 +508,9 @@ _NO_REVISION = frozenset({"conflicting_evidence", "checker_escalates"})
 
 
 def _classification(c: Classification) -> dict[str, Any]:
-    return {"reason_code": c.reason_code, "reason": c.reason, "confidence": c.confidence}
+    return {
+        "reason_code": c.reason_code,
+        "reason": c.reason,
+        "confidence": c.confidence,
+        "decided_by": c.decided_by,
+    }

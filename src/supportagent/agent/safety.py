@@ -1,7 +1,9 @@
-"""The safety gate: deterministic rules that screen every ticket before anything else runs.
+"""The safety gate: rules and a semantic detector that screen every ticket before anything runs.
 
 The rule table lives in ``safety_rules.toml`` next to this module, so a rule change is a
-reviewable data diff. Rules are tried in order and the first match wins; no model is involved.
+reviewable data diff; rules are tried in order and the first match wins. The semantic detector
+(``safety_semantic``) reads each sentence's meaning against exemplars. No language model is
+involved: the gate runs before any model call, on both engines.
 """
 
 from __future__ import annotations
@@ -9,12 +11,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from supportagent.domain import SafetyResult
+from supportagent.agent.safety_semantic import Finding, SemanticSafety, default_semantic_safety
+from supportagent.domain import SafetyResult, Ticket
 from supportagent.ruletable import (
     compile_patterns,
     parse_rule_table,
@@ -160,3 +163,76 @@ def _clip(matched: str) -> str:
     return (
         collapsed if len(collapsed) <= MAX_MATCHED_TEXT else collapsed[: MAX_MATCHED_TEXT - 1] + "…"
     )
+
+
+#: When the rules and the semantic detector both escalate, the more urgent category wins.
+URGENCY = ("self_harm_risk", "security_incident", "payment_fraud", "legal_threat")
+
+
+class SafetyScreen:
+    """The gate in front of every ticket: the rule table, then the semantic detector.
+
+    Both always run: a rule may have caught a legal threat in a ticket whose other sentence
+    says the writer may harm themselves, and the more urgent risk must decide. The result says
+    which detector decided and why, in words.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[SafetyRule] | None = None,
+        semantic: SemanticSafety | None = None,
+    ) -> None:
+        self.rules = rules
+        self.semantic = semantic
+
+    def __call__(self, ticket: Ticket) -> SafetyResult:
+        ruled = screen(ticket.text, self.rules)
+        finding = self.semantic.detect(ticket) if self.semantic is not None else None
+        if finding is None:
+            return _explained(ruled)
+        if ruled.auto_escalate and _urgency(ruled.category) <= _urgency(finding.category):
+            return _explained(ruled)
+        return semantic_result(finding, self.rules)
+
+
+def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:
+    """A semantic finding as the gate's verdict, with the severity and reason code that the
+    rule table gives its category."""
+    table = _default_rules() if rules is None else rules
+    rule = next((r for r in table if r.category == finding.category and r.auto_escalate), None)
+    severity = rule.severity if rule else "high"
+    reason_code = rule.reason_code if rule else f"safety_{finding.category}"
+    explanation = (
+        f"the sentence {_clip(finding.sentence)!r} reads like {finding.exemplar!r} "
+        f"(similarity {finding.similarity:.2f}, {finding.margin:+.2f} against the nearest "
+        f"harmless example; model {finding.model})"
+    )
+    return SafetyResult(
+        category=finding.category,
+        severity=severity,
+        auto_escalate=True,
+        reason_code=reason_code,
+        matched_rule=f"semantic:{finding.category}",
+        matched_text=_clip(finding.sentence),
+        detector="semantic",
+        score=finding.similarity,
+        explanation=explanation,
+    )
+
+
+def _explained(result: SafetyResult) -> SafetyResult:
+    if result.matched_rule is None:
+        return replace(result, detector="none")
+    return replace(
+        result, explanation=f"rule {result.matched_rule!r} matched {result.matched_text!r}"
+    )
+
+
+def _urgency(category: str) -> int:
+    return URGENCY.index(category) if category in URGENCY else len(URGENCY)
+
+
+@functools.cache
+def default_screen() -> SafetyScreen:
+    """The rule table and the semantic detector (MiniLM; multilingual-e5 when installed)."""
+    return SafetyScreen(semantic=default_semantic_safety())

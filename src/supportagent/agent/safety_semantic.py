@@ -21,8 +21,10 @@ from importlib import resources
 import numpy as np
 
 from supportagent.domain import Ticket
-from supportagent.retrieval.dense import Vectors
-from supportagent.retrieval.exemplars import ExemplarIndex
+from supportagent.language import language_of
+from supportagent.retrieval.dense import OnnxMiniLM, Vectors
+from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
+from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available
 from supportagent.sentences import ticket_sentences
 
 #: The categories the detector knows, most severe first: when two fire, the first decides.
@@ -179,3 +181,20 @@ class SemanticSafety:
     def detect(self, ticket: Ticket) -> Finding | None:
         """The most severe category that fires, or None."""
         return next((f for f in self.findings(ticket) if f.fired), None)
+
+
+@functools.cache
+def default_semantic_safety() -> SemanticSafety:
+    """MiniLM for English, multilingual-e5 for the rest when its package is installed; the
+    classifier's exemplars as more harmless examples. Built once per process."""
+    safety, triage = load_exemplars("safety"), load_exemplars("triage")
+    minilm = OnnxMiniLM()
+    negatives = {"minilm": ExemplarIndex(triage, minilm)}
+    multilingual = None
+    if multilingual_available():
+        e5 = MultilingualE5()
+        multilingual = ExemplarIndex(safety, e5)
+        negatives["e5"] = ExemplarIndex(triage, e5)
+    return SemanticSafety(
+        ExemplarIndex(safety, minilm), multilingual, negatives=negatives, language_of=language_of
+    )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
+from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
+import pydantic
+import sqlalchemy as sa
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -15,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings, load_settings
 from supportagent.errors import UserError
+from supportagent.store.failures import describe_database_failure
 from supportagent.store.store import Store
 
 app = typer.Typer(
@@ -26,6 +31,8 @@ console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 T = TypeVar("T")
+#: This invocation's settings, so that ``guard`` can name the database a failure came from.
+_current_settings: ContextVar[Settings | None] = ContextVar("settings", default=None)
 
 
 class EngineChoice(StrEnum):
@@ -41,7 +48,15 @@ def main_options(
     engine: EngineChoice | None = typer.Option(None, help="offline or llm (default: auto)."),
 ) -> None:
     """Global options; every command reads settings from here, the environment and .env."""
-    ctx.obj = load_settings(home=home, engine=engine.value if engine else None)
+    try:
+        ctx.obj = load_settings(home=home, engine=engine.value if engine else None)
+        _current_settings.set(ctx.obj)
+    except pydantic.ValidationError as exc:
+        # The value itself is left out: it may be a key.
+        for problem in exc.errors():
+            name = "SUPPORTAGENT_" + "_".join(str(p) for p in problem["loc"]).upper()
+            err.print(f"[red]error:[/red] {escape(name)}: {escape(problem['msg'])}")
+        raise typer.Exit(1) from None
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -63,9 +78,39 @@ def load_knowledge(store: Store, settings: Settings) -> Knowledge:
 
 
 def guard(action: Callable[[], T]) -> T:
-    """Run ``action``; a UserError becomes one red line and exit code 1, never a traceback."""
+    """Run ``action``; a UserError, a database failure or an environment failure (disk full,
+    read-only files) becomes one red line and exit code 1, never a traceback, and never the
+    SQL or its parameters (which hold ticket text)."""
     try:
         return action()
     except UserError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from None
+        message = str(exc)
+    except sa.exc.SQLAlchemyError as exc:
+        message = describe_database_failure(exc, _database_url())
+    except OSError as exc:
+        message = describe_os_failure(exc)
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # one line, unwrapped
+    raise typer.Exit(1)
+
+
+def _database_url() -> str:
+    settings = _current_settings.get()
+    return settings.resolved_database_url() if settings is not None else ""
+
+
+_OS_HINTS = {
+    errno.ENOSPC: "free some space and run again",
+    errno.EROFS: "the file system is read-only; use a writable folder (SUPPORTAGENT_HOME)",
+    errno.EACCES: "check the permissions, or use a folder you can write to",
+    errno.EPERM: "check the permissions, or use a folder you can write to",
+    errno.ENOENT: "check the path",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder, not a file",
+}
+
+
+def describe_os_failure(exc: OSError) -> str:
+    """An operating-system failure (disk full, read-only file system) as one line."""
+    what = f" {exc.filename}" if exc.filename else ""
+    hint = _OS_HINTS.get(exc.errno or 0, "check the disk and the path, then run again")
+    return f"Cannot use{what}: {exc.strerror or exc}; {hint}."

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -38,11 +39,17 @@ def audit_export(
 
     def run() -> None:
         store = open_store(settings)
+        report = verify(store.engine, seal=store.audit)
         if out is None:
             export_csv(store.engine, sys.stdout)
-            return
-        count = _write_atomically(out, lambda f: export_csv(store.engine, f))
-        console.print(f"Wrote {count} audit events to {escape(str(out))}.")
+        else:
+            count = _write_atomically(out, lambda f: export_csv(store.engine, f))
+            console.print(f"Wrote {count} audit events to {escape(str(out))}.")
+        if not report.intact:
+            err.print(
+                f"[red]warning:[/red] the audit log is broken ({len(report.problems)} "
+                "problem(s)); `supportagent audit verify` names them"
+            )
 
     guard(run)
 
@@ -54,25 +61,39 @@ def audit_verify(
         None, help="SEQ:HASH printed by an earlier verify; that event must be unchanged."
     ),
 ) -> None:
-    """Check the hash chain; name every edited or deleted event. Exit 1 when it is broken."""
+    """Check the chain, its head, the MACs and the head file; name every edited, inserted,
+    deleted or forged event, and say what this proves. Exit 1 when anything is wrong."""
     settings = settings_of(ctx)
 
     def run() -> int:
         pinned = _parse_anchor(anchor) if anchor else None
         store = open_store(settings)
-        report = verify(store.engine, pinned)
+        report = verify(store.engine, pinned, store.audit)
         if report.intact:
-            console.print(
-                f"Audit log intact: {report.events} events. "
-                f"Anchor to keep elsewhere: {report.head_seq}:{report.head_hash}"
-            )
+            console.print(f"Audit log intact: {report.events} events.")
+            _print_list(console, "What this proves:", report.proves)
+            _print_list(console, "What it cannot prove:", report.cannot)
+            console.print(f"Anchor to keep elsewhere: {report.head_seq}:{report.head_hash}")
             return 0
         err.print(f"[red]Audit log broken:[/red] {len(report.problems)} problem(s)")
-        for problem in report.problems:
-            err.print(f"  {escape(problem.message)}")
+        for problem in report.problems[:_MAX_SHOWN]:
+            err.print(f"  {escape(problem.message)}", soft_wrap=True)
+        if len(report.problems) > _MAX_SHOWN:
+            err.print(f"  ... and {len(report.problems) - _MAX_SHOWN} more")
+        _print_list(err, "What this check cannot prove:", report.cannot)
         return 1
 
     raise typer.Exit(guard(run))
+
+
+_MAX_SHOWN = 50
+
+
+def _print_list(out: Console, title: str, lines: tuple[str, ...]) -> None:
+    if lines:
+        out.print(title)
+        for line in lines:
+            out.print(f"  - {escape(line)}")
 
 
 @app.command()

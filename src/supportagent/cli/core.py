@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 
@@ -13,13 +15,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
-from supportagent.domain import Status, Ticket
+from supportagent.domain import Status, Ticket, id_problem
 from supportagent.errors import UserError
+from supportagent.ingest import Progress as FileProgress
 from supportagent.ingest import read_kb, read_resolved, read_tickets
 from supportagent.labels import bucket_accuracy, misses_by_kind, read_labels
 from supportagent.reasons import explain, one_line
 from supportagent.render import outcome_table, print_problems, trace_timeline
 from supportagent.review import amend, approve, reject
+from supportagent.run_report import exit_code
 from supportagent.runtime import (
     build_engine,
     build_pipeline,
@@ -50,14 +54,26 @@ def ingest(
     ctx: typer.Context,
     kind: IngestKind = typer.Argument(..., help="kb, resolved or tickets"),
     path: Path = typer.Argument(..., help="A file or a folder."),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="Replace documents of another kind, or reviewed answers, with the same id "
+        "(each replacement is an audit event).",
+    ),
 ) -> None:
     """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed."""
     settings = settings_of(ctx)
 
     def run() -> int:
         store = open_store(settings)
+        with _file_progress(f"reading {kind.value}") as progress:
+            if kind is IngestKind.tickets:
+                tickets = read_tickets(path, progress)
+            elif kind is IngestKind.kb:
+                docs = read_kb(path, progress)
+            else:
+                docs = read_resolved(path, progress)
         if kind is IngestKind.tickets:
-            tickets = read_tickets(path)
             problems: list[object] = list(tickets.problems)
             report = store.add_tickets(tickets.records)
             problems += [
@@ -66,16 +82,35 @@ def ingest(
             ]
             loaded = f"{report.added} tickets added"
         else:
-            docs = read_kb(path) if kind is IngestKind.kb else read_resolved(path)
             problems = list(docs.problems)
-            report = store.upsert_documents(docs.records)
+            report = store.upsert_documents(docs.records, replace=replace)
+            problems += [
+                f"{path}: {clash.describe()}; not loaded (pass --replace to replace it, "
+                "which the audit log records)"
+                for clash in report.refused
+            ]
             loaded = f"{report.added} {kind.value} documents added, {report.updated} updated"
+            if report.replaced:
+                loaded += f" ({len(report.replaced)} replaced on request, audited)"
         print_problems(err, problems)
         console.print(f"{loaded}; {len(problems)} rejected.")
         return 1 if problems else 0
 
     code = guard(run)
     raise typer.Exit(code)
+
+
+@contextmanager
+def _file_progress(description: str) -> Iterator[FileProgress]:
+    """A progress bar over the files of an ingest, on stderr; gone once the files are read."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
 
 
 @app.command("load-demo")
@@ -132,6 +167,7 @@ def agent(
     settings = settings_of(ctx)
 
     def run() -> None:
+        _check_id(ticket_id)
         store = open_store(settings)
         status = store.ticket_status(ticket_id)
         if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF, Status.HANDLED}:
@@ -162,7 +198,7 @@ def inbox(
     """Work through every unhandled ticket, then print outcomes and bucket accuracy."""
     settings = settings_of(ctx)
 
-    def run() -> None:
+    def run() -> int:
         store = open_store(settings)
         engine = build_engine(settings)
         pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
@@ -188,8 +224,17 @@ def inbox(
         staged = store.staged()
         console.print(outcome_table((r.status.value, r.reason_code) for r in staged))
         _print_accuracy(labels, {r.ticket.id: r.bucket for r in staged}, store.list_tickets())
+        return exit_code(summary.stopped_by)
 
-    guard(run)
+    raise typer.Exit(guard(run))
+
+
+def _check_id(ticket_id: str) -> None:
+    """The same id rule as ingest and the API, before the id reaches the store."""
+    problem = id_problem(ticket_id)
+    if problem is not None:
+        shown = repr(ticket_id if len(ticket_id) <= 40 else ticket_id[:40] + "...")
+        raise UserError(f"Ticket id {shown} {problem}.")
 
 
 def _print_accuracy(
@@ -249,6 +294,7 @@ def review(
     settings = settings_of(ctx)
 
     def run() -> None:
+        _check_id(ticket_id)
         store = open_store(settings)
         given = sys.stdin.read() if text == "-" else text or ""
         if decision is Decision.approve and text is not None:

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import FrameType
 
-import sqlalchemy as sa
 import typer
 from rich.console import Group, RenderableType
 from rich.live import Live
@@ -20,13 +19,11 @@ from rich.text import Text
 from supportagent.agent.pipeline import Pipeline
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.config import Settings
-from supportagent.errors import UserError
 from supportagent.render import outcome_table
-from supportagent.run_report import ERRORS, Caps, RunSummary, Snapshot
+from supportagent.run_report import Caps, RunSummary, Snapshot, exit_code
 from supportagent.runtime import build_engine, build_pipeline, open_store
 from supportagent.scheduler import Scheduler
 from supportagent.store.claims import Claims
-from supportagent.store.store import Store
 
 LEASE_HELP = (
     "Seconds a claim lasts without renewal; a dead worker's tickets return after this long."
@@ -54,11 +51,19 @@ def schedule(
 ) -> None:
     """Work through the inbox, K tickets at a time, until it is empty or a cap is reached.
 
-    Run it again to continue where it stopped: finished tickets are never redone.
+    Run it again to continue where it stopped: finished tickets are never redone. Exit code 0:
+    done; 1: a ticket failed (it is back in the inbox); 3: stopped by a cap with tickets
+    still waiting.
     """
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
+        stop = threading.Event()
+        # From the start, so that a SIGTERM while the store and index load is a clean stop too.
+        with _stop_on_signals(stop):
+            return work(stop)
+
+    def work(stop: threading.Event) -> int:
         claims, pipeline = _agent(settings, lease)
         if retry_escalated:
             console.print(f"{claims.requeue_escalated()} escalated tickets put back in the inbox.")
@@ -70,21 +75,21 @@ def schedule(
             caps=caps,
             wait_for_held=True,
             poll_seconds=min(1.0, lease / 3),
+            stop=stop,
         )
         backlog = claims.backlog()
         console.print(
             f"engine: {pipeline.engine.name}; {backlog.free + backlog.held} tickets to handle; "
             f"concurrency {concurrency}"
         )
-        with _stop_on_signals(scheduler.stop):
-            if live and console.is_terminal:
-                view = Live(get_renderable=lambda: _view(scheduler.snapshot()), console=console)
-                with view:
-                    summary = scheduler.run()
-            else:
+        if live and console.is_terminal:
+            view = Live(get_renderable=lambda: _view(scheduler.snapshot()), console=console)
+            with view:
                 summary = scheduler.run()
+        else:
+            summary = scheduler.run()
         _print_summary(summary, caps)
-        return 1 if summary.stopped_by == ERRORS else 0
+        return exit_code(summary.stopped_by, failed=bool(summary.errors))
 
     raise typer.Exit(guard(run))
 
@@ -110,12 +115,19 @@ def worker(
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
+        stop = threading.Event()
+        # From the start: a SIGTERM while the store and index load stops the worker cleanly.
+        with _stop_on_signals(stop):
+            return work(stop)
+
+    def work(stop: threading.Event) -> int:
         claims, pipeline = _agent(settings, lease)
         scheduler = Scheduler(
             pipeline,
             claims=claims,
             concurrency=concurrency,
             caps=Caps(None, settings.max_api_calls, settings.max_tokens),
+            stop=stop,
             follow=True,
             poll_seconds=poll,
             grace_seconds=grace,
@@ -126,35 +138,23 @@ def worker(
             f"worker {claims.worker} started: engine {pipeline.engine.name}, "
             f"concurrency {concurrency}"
         )
-        with _stop_on_signals(scheduler.stop):
-            summary = scheduler.run()
+        summary = scheduler.run()
         _log(
             f"worker {claims.worker} stopped ({summary.stopped_by}): {summary.processed} "
             f"tickets handled, {len(summary.handed_back)} handed back"
         )
-        return 1 if summary.stopped_by == ERRORS else 0
+        return exit_code(summary.stopped_by)
 
     raise typer.Exit(guard(run))
 
 
 def _agent(settings: Settings, lease: float) -> tuple[Claims, Pipeline]:
     """What `schedule` and `worker` run: claims on the store and the pipeline over it."""
-    store = _open_store(settings)
+    store = open_store(settings)
     pipeline = build_pipeline(
         settings, store, build_engine(settings), load_knowledge(store, settings)
     )
     return Claims(store, lease_seconds=lease), pipeline
-
-
-def _open_store(settings: Settings) -> Store:
-    try:
-        return open_store(settings)
-    except sa.exc.OperationalError as exc:
-        where = sa.engine.make_url(settings.resolved_database_url())
-        raise UserError(
-            f"Cannot open the database {where.render_as_string(hide_password=True)}: "
-            f"{str(exc.orig).strip().splitlines()[0]}. Check SUPPORTAGENT_DATABASE_URL."
-        ) from None
 
 
 def _with_caps(settings: Settings, calls: int | None, tokens: int | None) -> Settings:
@@ -239,7 +239,7 @@ def _print_summary(summary: RunSummary, caps: Caps) -> None:
     if summary.lost:
         console.print(f"{len(summary.lost)} tickets were taken over by another worker.")
     for ticket_id, message in summary.errors:
-        err.print(f"[red]error:[/red] {escape(ticket_id)}: {escape(message)}")
+        err.print(f"[red]error:[/red] {escape(ticket_id)}: {escape(message)}", soft_wrap=True)
 
 
 def _statuses(summary: RunSummary) -> Iterator[tuple[str, str]]:

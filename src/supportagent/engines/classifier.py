@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
+from supportagent.engines.triage_model import TriageModel, default_model, ticket_features
+from supportagent.language import ENGLISH, detect_language
+from supportagent.retrieval.dense import Embedder, OnnxMiniLM
+from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.ruletable import (
     compile_patterns,
     parse_rule_table,
@@ -114,12 +118,116 @@ def classify_by_rules(
     if safety.category == OUTAGE_CATEGORY:
         reason = f"safety gate reports an outage: matched {safety.matched_text!r}"
         return Classification(Bucket.NOT_A_QUESTION, "outage", reason, STRONG_CONFIDENCE)
-    for code in ("bug_report", "feature_request", "feedback"):
+    for code in ROUTING_CODES:
         if found := _first(table, code, text):
             return found
     return Classification(
         Bucket.ANSWERABLE, "question", "no rule matched; treated as a question", DEFAULT_CONFIDENCE
     )
+
+
+#: Rule reason codes that route a ticket away as not a question.
+ROUTING_CODES = ("bug_report", "feature_request", "feedback")
+
+
+def sure_by_rules(
+    ticket: Ticket, safety: SafetyResult, rules: Sequence[ClassifierRule] | None = None
+) -> Classification | None:
+    """What the rules are sure of (an injection, an empty ticket, a risk, a money or account
+    request, a request for a person, an outage, a bug report, a feature request, feedback),
+    or None: then the triage model decides."""
+    decision = classify_by_rules(ticket, safety, rules)
+    return None if decision.reason_code == "question" else decision
+
+
+def routing_matches(ticket: Ticket, rules: Sequence[ClassifierRule] | None = None) -> list[str]:
+    """The routing rules' reason codes that match ``ticket`` (features for the model)."""
+    table = load_classifier_rules() if rules is None else tuple(rules)
+    text = prose(ticket.text)
+    return [code for code in ROUTING_CODES if _first(table, code, text) is not None]
+
+
+class Classifier:
+    """Rules for what they are sure of, then the triage model; a ticket is answerable only when
+    the model positively recognises a question, else it escalates as ``uncertain``."""
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        model: TriageModel | None = None,
+        rules: Sequence[ClassifierRule] | None = None,
+    ) -> None:
+        self._embedder = embedder
+        self._model = model
+        self._rules = tuple(rules) if rules is not None else None
+        self._exemplars: ExemplarIndex | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = OnnxMiniLM()
+        return self._embedder
+
+    @property
+    def model(self) -> TriageModel:
+        return self._model or default_model()
+
+    def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
+        sure = sure_by_rules(ticket, safety, self._rules)
+        if sure is not None:
+            return sure
+        language = detect_language(ticket.text)
+        if language.reliable and language.code != ENGLISH:
+            # The model reads MiniLM vectors, which only mean something in English; the
+            # pipeline's language gate and the llm engine take it from here.
+            reason = (
+                f"no rule matched; the triage model reads English only and the ticket is in "
+                f"{language.name}"
+            )
+            return Classification(Bucket.ANSWERABLE, "question", reason, DEFAULT_CONFIDENCE)
+        routing = routing_matches(ticket, self._rules)
+        p = self.model.probabilities(ticket_features(ticket, routing, self.embedder))
+        scores = ", ".join(f"{b.value} {v:.2f}" for b, v in p.items())
+        bucket = max(p, key=lambda b: p[b])
+        if bucket is Bucket.ANSWERABLE:
+            if p[bucket] >= self.model.answerable_min:
+                reason = f"recognised as a question about the product ({scores})"
+                return Classification(bucket, "question", reason, round(p[bucket], 3), "model")
+            reason = (
+                f"not clearly a question: {scores}; answerable needs "
+                f"{self.model.answerable_min:.2f}"
+            )
+            return Classification(
+                Bucket.NEEDS_HUMAN, "uncertain", reason, round(p[bucket], 3), "model"
+            )
+        code = self._reason_within(ticket, bucket, routing)
+        reason = f"reads as {code.replace('_', ' ')} ({scores})"
+        return Classification(bucket, code, reason, round(p[bucket], 3), "model")
+
+    def _reason_within(self, ticket: Ticket, bucket: Bucket, routing: Sequence[str]) -> str:
+        """The reason code inside ``bucket``: a routing rule that matched, else the nearest
+        exemplar class of that bucket."""
+        if bucket is Bucket.NOT_A_QUESTION and routing:
+            return routing[0]
+        if self._exemplars is None:
+            self._exemplars = ExemplarIndex(load_exemplars("triage"), self.embedder)
+        labels = [code for code, b in EXEMPLAR_BUCKETS.items() if b is bucket]
+        sims = self._exemplars.similarities(self.embedder.embed([ticket.text]))
+        scores = self._exemplars.label_scores(sims)
+        return max(labels, key=lambda label: float(scores[label][0]))
+
+
+#: The triage exemplar classes and the bucket each stands for.
+EXEMPLAR_BUCKETS: dict[str, Bucket] = {
+    "question": Bucket.ANSWERABLE,
+    "bug_report": Bucket.NOT_A_QUESTION,
+    "feature_request": Bucket.NOT_A_QUESTION,
+    "feedback": Bucket.NOT_A_QUESTION,
+    "outage": Bucket.NOT_A_QUESTION,
+    "money_specific": Bucket.NEEDS_HUMAN,
+    "account_specific": Bucket.NEEDS_HUMAN,
+    "human_requested": Bucket.NEEDS_HUMAN,
+}
 
 
 def load_classifier_rules(path: Path | None = None) -> tuple[ClassifierRule, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from supportagent.domain import (
@@ -25,7 +26,7 @@ from supportagent.domain import (
     ToolRequest,
     Verdict,
 )
-from supportagent.engines.classifier import classify_by_rules
+from supportagent.engines.classifier import Classifier, sure_by_rules
 from supportagent.engines.llm_replies import (
     REASON_CODES,
     AssessReply,
@@ -55,9 +56,11 @@ __all__ = [
     "verdict_from_reply",
 ]
 
-#: Rule decisions a model may not overturn: a model is what an injection is aimed at, and an
-#: empty ticket gives it nothing to read. These cost no call.
-DECIDED_BY_RULES = frozenset({"prompt_injection", "empty_ticket"})
+#: Offline decisions a model may not turn into a draft: money and account matters.
+BACKSTOP_CODES = frozenset({"money_specific", "account_specific", "human_requested"})
+#: The offline triage model overrules the language model only when it is this sure: a weak
+#: guess of the small model must not outweigh the large one (a rule always holds).
+FLOOR_CONFIDENCE = 0.7
 CHECKER = "llm"
 #: Tokens kept free in the context window beyond the reply's limit (chat-template tokens).
 CONTEXT_MARGIN = 128
@@ -103,12 +106,15 @@ class LLMEngine:
         description: str | None = None,
         context_tokens: int | None = None,
         evidence_tokens: int = EVIDENCE_TOKENS,
+        backstop: Classifier | None = None,
     ) -> None:
         self.budget = budget or Budget()
         self.caller = StructuredCaller(
             model, self.budget, load_prompt("repair"), cache=cache, trace_prompts=trace_prompts
         )
         self.demo_forbidden_post = demo_forbidden_post
+        #: The offline classifier, consulted after the model as a floor.
+        self.backstop = backstop or Classifier()
         self.description = description or f"llm (model {model.model})"
         endpoint = getattr(model, "endpoint", None)
         #: The model's context window: the evidence in a prompt is trimmed to fit it.
@@ -125,9 +131,16 @@ class LLMEngine:
     # --- the Engine protocol -------------------------------------------------------------
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
-        by_rules = classify_by_rules(ticket, safety)
-        if safety.auto_escalate or by_rules.reason_code in DECIDED_BY_RULES:
-            return by_rules
+        """The model's bucket, with the offline classifier as a floor under it.
+
+        What the rules are sure of (an injection, an empty ticket, a risk, a money or account
+        request, a person asked for, an outage) costs no call. After the call, a money or
+        account decision of the offline triage model overrules a model that would answer:
+        the model may route or escalate, never turn a risk back into ``answerable``.
+        """
+        sure = sure_by_rules(ticket, safety)
+        if sure is not None:
+            return sure
         codes = [
             {"code": code, "bucket": bucket.value, "description": text}
             for code, (bucket, text) in REASON_CODES.items()
@@ -138,9 +151,17 @@ class LLMEngine:
             {"ticket": ticket, "reason_codes": codes},
             ClassifyReply,
         ).value
-        return Classification(
-            Bucket(reply.bucket), reply.reason_code, reply.reason, reply.confidence
+        decided = Classification(
+            Bucket(reply.bucket), reply.reason_code, reply.reason, reply.confidence, "llm"
         )
+        if decided.bucket is Bucket.NEEDS_HUMAN:
+            return decided
+        floor = self.backstop.classify(ticket, safety)
+        holds = floor.decided_by == "rules" or floor.confidence >= FLOOR_CONFIDENCE
+        if floor.bucket is Bucket.NEEDS_HUMAN and floor.reason_code in BACKSTOP_CODES and holds:
+            reason = f"{floor.reason}; the model said {reply.bucket} ({reply.reason_code})"
+            return replace(floor, reason=reason, decided_by="rules over llm")
+        return decided
 
     def draft(
         self,

@@ -1,4 +1,4 @@
-"""The built-in engine: rule classifier, extractive drafter, answer checker. No model, no key.
+"""The built-in engine: rules and a triage model, an extractive drafter, an answer checker.
 
 It is instant and deterministic, and honest about what it is: the drafter copies evidence
 sentences, whole procedures, and cites each, so a draft is an extract and can be no better
@@ -30,7 +30,7 @@ from supportagent.domain import (
     ToolRequest,
     Verdict,
 )
-from supportagent.engines.classifier import classify_by_rules
+from supportagent.engines.classifier import Classifier
 from supportagent.engines.extract import Unit, evidence_units, split_sentences
 from supportagent.engines.offline_check import check_draft, explain_confidence
 from supportagent.engines.scoring import TYPED, Scored, UnitScorer
@@ -57,10 +57,12 @@ class OfflineEngine:
         *,
         demo_forbidden_post: bool = False,
         embed: Embed | None = None,
+        classifier: Classifier | None = None,
     ) -> None:
         # The demo makes the drafter ask for a tool it must never get, to show the gate.
         self.demo_forbidden_post = demo_forbidden_post
         self.embed = embed
+        self.classifier = classifier or Classifier()
 
     def use_embedder(self, embed: Embed | None) -> None:
         """Rank sentences by meaning with ``embed`` (the pipeline passes the knowledge's)."""
@@ -68,7 +70,7 @@ class OfflineEngine:
             self.embed = embed
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
-        return classify_by_rules(ticket, safety)
+        return self.classifier.classify(ticket, safety)
 
     def draft(
         self,

@@ -18,6 +18,7 @@ from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
 from supportagent.errors import UserError
+from supportagent.evals.catalog import hash_split
 from supportagent.evals.results import EvalResult, Metric
 
 BUCKETS = tuple(b.value for b in Bucket)
@@ -208,6 +209,19 @@ class TriageReport:
             "harmless_support": len(harmless),
         }
 
+    def by_label(self) -> dict[str, dict[str, float]]:
+        """Per source label (a public set's own intent), the share bucketed as expected."""
+        support: Counter[str] = Counter()
+        right: Counter[str] = Counter()
+        for row, decision in self.rows:
+            if row.source_label:
+                support[row.source_label] += 1
+                right[row.source_label] += decision.bucket is row.expected_bucket
+        return {
+            label: {"recall": right[label] / n, "support": n}
+            for label, n in sorted(support.items())
+        }
+
     def misses(self) -> list[dict[str, Any]]:
         out = []
         for row, d in self.rows:
@@ -237,6 +251,7 @@ class TriageReport:
             "buckets": self.buckets(),
             "confusion": self.confusion(),
             "safety": self.safety(),
+            "labels": self.by_label(),
             "misses": self.misses(),
         }
         risk = self.risk_summary()
@@ -277,11 +292,15 @@ def evaluate_triage(
 
 
 def select(rows: Iterable[TriageRow], split: str | None) -> list[TriageRow]:
-    """The rows of one split (all rows when ``split`` is None); UserError when none match."""
+    """The rows of one split (all rows when ``split`` is None); UserError when none match.
+
+    A row without a ``split`` field is placed by a hash of its id (``evals.catalog``), the
+    same halves the calibration scripts tune on.
+    """
     rows = list(rows)
     if split is None:
         return rows
-    chosen = [r for r in rows if r.split == split]
+    chosen = [r for r in rows if (r.split or hash_split(r.ticket.id)) == split]
     if not chosen:
         splits = sorted({r.split for r in rows if r.split}) or ["none"]
         raise UserError(f"no rows in split {split!r}; the dataset has: {', '.join(splits)}")

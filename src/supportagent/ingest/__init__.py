@@ -13,6 +13,7 @@ from supportagent.ingest.common import (
     MAX_FILE_BYTES,
     IngestProblem,
     IngestResult,
+    Progress,
 )
 from supportagent.ingest.kb import KB_SUFFIXES, read_kb
 from supportagent.ingest.records import RECORD_SUFFIXES
@@ -25,6 +26,7 @@ __all__ = [
     "RECORD_SUFFIXES",
     "IngestProblem",
     "IngestResult",
+    "Progress",
     "read_kb",
     "read_resolved",
     "read_tickets",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Collection, Iterable, Iterator
+import stat
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from supportagent.domain import is_valid_id
+from supportagent.domain import id_problem
 from supportagent.errors import UserError
 
 #: Largest accepted text field (UTF-8 bytes). Bigger values are almost always a bad export.
@@ -111,21 +113,18 @@ def show(value: str, limit: int = 40) -> str:
 
 # --- ids ------------------------------------------------------------------------------------
 
-ID_RULE = (
-    "ids are 1-128 letters, digits, '_', '.', ':' or '-', start with a letter or digit, "
-    "and contain no spaces, slashes or '..'"
-)
-
 
 def coerce_id(value: object, label: str = "id") -> str:
     """A valid id from a raw field value (integers become strings); ``label`` names it."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise RecordError(f"{label} must be a string or an integer, not {type_name(value)}")
-    text = normalise_text(str(value))
+    # Surrounding whitespace goes (CSV cells, JSON written by hand); nothing else is changed.
+    text = str(value).strip()
     if not text:
         raise RecordError(f"{label} is empty; give it a value")
-    if not is_valid_id(text):
-        raise RecordError(f"{label} {show(text)} is not valid: {ID_RULE}")
+    problem = id_problem(text)
+    if problem is not None:
+        raise RecordError(f"{label} {show(text)} {problem}")
     return text
 
 
@@ -187,6 +186,10 @@ class SourceFile:
         return self.path.suffix.lower()
 
 
+#: Told after each file: (files done, files in all).
+Progress = Callable[[int, int], None]
+
+
 def collect_files(
     path: Path, suffixes: Collection[str], what: str
 ) -> tuple[list[SourceFile], list[IngestProblem]]:
@@ -194,7 +197,9 @@ def collect_files(
 
     Raises UserError for a missing path or a file whose extension the reader does not accept.
     Hidden files and folders (``.git``, ``.DS_Store``) are skipped; folders that cannot be
-    listed come back as problems.
+    listed come back as problems. Inside a folder, a link whose real path leaves the folder is
+    refused (it could make ``/etc/passwd`` or a ``.env`` file an article) and a linked folder
+    is not followed; both come back as problems, so nothing is skipped without a word.
     """
     accepted = ", ".join(sorted(suffixes))
     if not path.exists() and not path.is_symlink():
@@ -205,7 +210,9 @@ def collect_files(
                 f"{path}: cannot read '{path.suffix or path.name}' files as {what}; "
                 f"accepted extensions: {accepted}"
             )
-        return [SourceFile(path, str(path), path.name)], []
+        # A file named on the command line is the user's choice, link or not.
+        return [SourceFile(_real(path) or path, str(path), path.name)], []
+    root = path.resolve()
     found: list[SourceFile] = []
     problems: list[IngestProblem] = []
 
@@ -214,13 +221,27 @@ def collect_files(
         problems.append(IngestProblem(str(shown), None, f"cannot read folder: {exc.strerror}"))
 
     for folder, dirnames, filenames in os.walk(path, onerror=unreadable):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        kept = []
+        for name in sorted(d for d in dirnames if not d.startswith(".")):
+            if (Path(folder) / name).is_symlink():
+                problems.append(IngestProblem(str(Path(folder) / name), None, _LINKED_FOLDER))
+            else:
+                kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if name.startswith(".") or Path(name).suffix.lower() not in suffixes:
                 continue
             full = Path(folder) / name
             relative = full.relative_to(path).as_posix()
-            found.append(SourceFile(full, str(full), relative))
+            target = full
+            if full.is_symlink():
+                real = _real(full)
+                if real is not None and not real.is_relative_to(root):
+                    message = f"links to {real}, outside the folder being read; not read"
+                    problems.append(IngestProblem(str(full), None, message))
+                    continue
+                target = real or full  # a broken link: read_bytes says so
+            found.append(SourceFile(target, str(full), relative))
     if not found and not problems:
         problems.append(
             IngestProblem(
@@ -230,15 +251,43 @@ def collect_files(
     return found, problems
 
 
-def read_bytes(source: SourceFile) -> bytes:
-    """The whole file, or RecordError when it is unreadable or over MAX_FILE_BYTES."""
+_LINKED_FOLDER = (
+    "folder is a symbolic link, which ingest does not follow; skipped "
+    "(ingest the folder it points to on its own)"
+)
+
+
+def _real(path: Path) -> Path | None:
+    """Where ``path`` really is, every link resolved; None for a broken or looping link."""
     try:
-        if not source.path.is_file():
-            raise RecordError("not a regular file (a broken link or a special file); skipped")
-        size = source.path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise RecordError(_too_big(size))
-        with source.path.open("rb") as handle:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+
+
+def read_bytes(source: SourceFile) -> bytes:
+    """The whole file, or RecordError when it is unreadable or over MAX_FILE_BYTES.
+
+    ``source.path`` has its links resolved already; it is opened without following a link, so
+    one swapped in since the folder was listed is refused rather than read.
+    """
+    try:
+        # O_NONBLOCK: a FIFO named like an article must not hang the ingest waiting for a writer.
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(source.path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RecordError(
+                "not a regular file (a broken link or a special file); skipped"
+            ) from exc
+        raise RecordError(f"cannot read file: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise RecordError("not a regular file (a broken link or a special file); skipped")
+            if info.st_size > MAX_FILE_BYTES:
+                raise RecordError(_too_big(info.st_size))
             # Read one byte past the limit: a file can grow after stat().
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
@@ -249,17 +298,19 @@ def read_bytes(source: SourceFile) -> bytes:
 
 
 def read_each(
-    files: Iterable[SourceFile], result: IngestResult[Any]
+    files: Sequence[SourceFile], result: IngestResult[Any], progress: Progress | None = None
 ) -> Iterator[tuple[SourceFile, bytes]]:
     """Each readable file with its bytes; an unreadable one becomes a problem in ``result``."""
-    for source in files:
+    for done, source in enumerate(files, start=1):
         try:
             data = read_bytes(source)
         except RecordError as exc:
             result.problems.append(IngestProblem(source.shown, exc.line, str(exc)))
-            continue
-        result.files_read += 1
-        yield source, data
+        else:
+            result.files_read += 1
+            yield source, data
+        if progress is not None:
+            progress(done, len(files))
 
 
 def _too_big(size: int) -> str:

@@ -15,6 +15,7 @@ from supportagent.ingest.common import (
     MAX_FILE_BYTES,
     IngestProblem,
     SourceFile,
+    show,
     type_name,
     utf8_error_position,
 )
@@ -261,10 +262,31 @@ def _header_problem(row: list[str], bad: tuple[int, int] | None) -> str | None:
     if bad is not None:
         return f"header row is not valid UTF-8 (byte 0x{bad[1]:02x}); save the file as UTF-8"
     names = [name.strip().lower() for name in row]
+    if len(names) == 1:
+        hint = _delimiter_hint(row[0])
+        if hint:
+            return hint
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         listed = ", ".join(f"'{name}'" for name in repeated)
         return f"header repeats column {listed}; give each column a different name"
+    return None
+
+
+#: Separators that spreadsheets write instead of commas, and how to name them.
+_OTHER_DELIMITERS = ((";", "semicolons"), ("\t", "tabs"), ("|", "'|' characters"))
+
+
+def _delimiter_hint(header: str) -> str | None:
+    """For a one-column header that holds another separator, what to do about it."""
+    for delimiter, name in _OTHER_DELIMITERS:
+        if delimiter in header:
+            shown = show(header.replace("\t", " "))
+            return (
+                f"the header is a single column, {shown}: this file separates values with "
+                f"{name}, but CSV files are read with commas; save it with commas as the "
+                "separator (or as JSONL)"
+            )
     return None
 
 

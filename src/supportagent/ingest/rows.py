@@ -7,11 +7,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from supportagent.domain import DocKind, Document, Ticket, resolved_body
+from supportagent.domain import (
+    MAX_CREATED_AT_CHARS,
+    MAX_CUSTOMER_CHARS,
+    DocKind,
+    Document,
+    Ticket,
+    resolved_body,
+)
 from supportagent.ingest.common import (
     IdRegistry,
     IngestProblem,
     IngestResult,
+    Progress,
     RecordError,
     SourceFile,
     clean_text,
@@ -36,21 +44,23 @@ _LINK_SEPARATORS = re.compile(r"[;,]")
 RowBuilder = Callable[[str, dict[str, object], SourceFile], R]
 
 
-def read_tickets(path: Path) -> IngestResult[Ticket]:
+def read_tickets(path: Path, progress: Progress | None = None) -> IngestResult[Ticket]:
     """Tickets from a JSON list, JSONL or CSV file, or from every such file under a folder."""
-    return _read_rows(path, "ticket files", _ticket)
+    return _read_rows(path, "ticket files", _ticket, progress)
 
 
-def read_resolved(path: Path) -> IngestResult[Document]:
+def read_resolved(path: Path, progress: Progress | None = None) -> IngestResult[Document]:
     """Resolved tickets (question and accepted answer) as documents, from the same formats."""
-    return _read_rows(path, "resolved-ticket files", _resolved)
+    return _read_rows(path, "resolved-ticket files", _resolved, progress)
 
 
-def _read_rows(path: Path, what: str, build: RowBuilder[R]) -> IngestResult[R]:
+def _read_rows(
+    path: Path, what: str, build: RowBuilder[R], progress: Progress | None
+) -> IngestResult[R]:
     files, problems = collect_files(path, RECORD_SUFFIXES, what)
     result: IngestResult[R] = IngestResult(problems=problems)
     ids = IdRegistry()
-    for source, data in read_each(files, result):
+    for source, data in read_each(files, result, progress):
         for item in parse_records(source, data):
             if isinstance(item, IngestProblem):
                 result.problems.append(item)
@@ -92,8 +102,8 @@ def _ticket(record_id: str, fields: dict[str, object], source: SourceFile) -> Ti
         subject=subject,
         body=body or "",
         priority=_priority(fields.get("priority")),
-        customer=_optional_label(fields, "customer", allow_int=True),
-        created_at=_optional_label(fields, "created_at", allow_int=False),
+        customer=_optional_label(fields, "customer", MAX_CUSTOMER_CHARS, allow_int=True),
+        created_at=_optional_label(fields, "created_at", MAX_CREATED_AT_CHARS, allow_int=False),
     )
 
 
@@ -172,8 +182,14 @@ def _required_text(fields: dict[str, object], name: str, alias: str | None = Non
     return value
 
 
-def _optional_label(fields: dict[str, object], name: str, *, allow_int: bool) -> str | None:
-    """A short optional string field; empty means absent."""
+def _optional_label(
+    fields: dict[str, object], name: str, max_chars: int, *, allow_int: bool
+) -> str | None:
+    """A short optional string field of at most ``max_chars`` characters; empty means absent.
+
+    The limit is the store's column width, checked here so that a long value is one rejected
+    row on every database (PostgreSQL would refuse the whole insert; SQLite would keep it).
+    """
     value = fields.get(name)
     if allow_int and isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
@@ -181,6 +197,11 @@ def _optional_label(fields: dict[str, object], name: str, *, allow_int: bool) ->
         kind = "text or a whole number" if allow_int else "text"
         raise RecordError(f"field '{name}' must be {kind}, not {type_name(value)}")
     text = _optional_text({name: value}, name)
+    if text is not None and len(text) > max_chars:
+        raise RecordError(
+            f"field '{name}' is {len(text):,} characters long, over the limit of {max_chars}; "
+            "shorten it"
+        )
     return text or None
 
 

@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from supportagent.retrieval.dense import EmbeddingError, PinnedFile, Vectors, normalize_rows
+from supportagent.retrieval.dense import (
+    _MEMO,
+    EmbeddingError,
+    PinnedFile,
+    Vectors,
+    content_key,
+    normalize_rows,
+)
 
 E5_MODEL_ID = "multilingual-e5-small-q4"
 E5_DIMENSION = 384
@@ -62,9 +69,21 @@ class MultilingualE5:
         return _ENGINE
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        engine = self._engine()
-        with _ENGINE_LOCK:
-            rows = np.asarray(engine.query([t or " " for t in texts]), dtype=np.float32)
-        return normalize_rows(rows.reshape(len(texts), -1))
+        """One unit vector a text; texts seen before in this process come from the memo."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        keys = [f"e5:{content_key(text)}" for text in texts]
+        todo = []
+        for i, key in enumerate(keys):
+            known = _MEMO.get(key)
+            if known is None:
+                todo.append(i)
+            else:
+                out[i] = known
+        if todo:
+            engine = self._engine()
+            with _ENGINE_LOCK:
+                rows = np.asarray(engine.query([texts[i] or " " for i in todo]), np.float32)
+            for i, vector in zip(todo, normalize_rows(rows.reshape(len(todo), -1)), strict=True):
+                out[i] = vector
+                _MEMO.put(keys[i], vector)
+        return out

@@ -7,8 +7,10 @@ PostgreSQL, the database's single writer lock on SQLite), so appends from many p
 one chain and never fork it.
 
 What a chain alone cannot show is a rewrite of every hash from the edited row to the head by
-someone with write access. An anchor (``seq:hash``, printed by ``supportagent audit verify``)
-kept outside the database rules that out for every event up to it.
+someone with write access, or a tail cut off with the head moved back. ``audit_seal`` anchors
+the chain outside the table (a keyed MAC on every event and the head, an append-only head file),
+and an anchor (``seq:hash``, printed by ``supportagent audit verify``) kept elsewhere rules it
+out for every event up to it.
 """
 
 from __future__ import annotations
@@ -32,10 +34,18 @@ from supportagent.store.audit_payload import (
     model_usage,
     review_payload,
 )
+from supportagent.store.audit_seal import AuditSeal
 
 #: The ``prev_hash`` of the first event.
 GENESIS = "0" * 64
 HEAD_ID = 1
+#: The event that records tampering found while appending, and who appends it.
+TAMPER_EVENT = "audit.tamper"
+SYSTEM_ACTOR = "supportagent"
+#: A seal with neither key nor head file: the plain hash chain.
+NO_SEAL = AuditSeal()
+#: Rows set aside that a tamper event lists one by one (all of them stay in the quarantine).
+_MAX_LISTED = 20
 
 audit_metadata = sa.MetaData()
 
@@ -51,6 +61,8 @@ audit_events = sa.Table(
     sa.Column("payload", sa.Text, nullable=False),
     sa.Column("prev_hash", sa.String(64), nullable=False),
     sa.Column("hash", sa.String(64), nullable=False),
+    # HMAC of ``hash`` under SUPPORTAGENT_AUDIT_KEY; NULL when written without a key (007).
+    sa.Column("mac", sa.String(64)),
 )
 
 audit_head = sa.Table(
@@ -59,6 +71,24 @@ audit_head = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("last_seq", sa.Integer, nullable=False),
     sa.Column("last_hash", sa.String(64), nullable=False),
+    sa.Column("mac", sa.String(64)),  # HMAC of "seq:hash" under the key (007)
+)
+
+#: Rows found past the chain head, moved here whole by the append that found them (007).
+audit_quarantine = sa.Table(
+    "audit_quarantine",
+    audit_metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("found_at", sa.String(40), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("ticket_id", sa.String(128), nullable=False),
+    sa.Column("event", sa.String(32), nullable=False),
+    sa.Column("actor", sa.String(160), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Column("mac", sa.String(64)),
 )
 
 #: The columns migration 002 adds to ``reviews`` (the rest of that table is in ``tables.py``).
@@ -71,13 +101,6 @@ review_extras = sa.Table(
     sa.Column("edit_chars", sa.Integer),
     sa.Column("edit_ratio", sa.Float),
     sa.Column("resolved_added", sa.Boolean),
-)
-_REVIEW_COLUMN_DDL = (
-    ("original_draft", "TEXT"),
-    ("diff", "TEXT"),
-    ("edit_chars", "INTEGER"),
-    ("edit_ratio", "DOUBLE PRECISION"),
-    ("resolved_added", "BOOLEAN"),
 )
 _STATUS_OF_DECISION = {"approve": "approved", "amend": "amended", "reject": "handed_off"}
 
@@ -113,22 +136,32 @@ def append_event(
     actor: str,
     payload: Mapping[str, Any],
     created_at: datetime | None = None,
+    *,
+    seal: AuditSeal | None = None,
 ) -> tuple[int, str]:
-    """Append one event inside the caller's transaction; returns its sequence number and hash."""
-    if conn.dialect.name == "sqlite":
-        # Take the writer lock before reading the head (callers usually hold it already).
-        conn.execute(
-            audit_head.update()
-            .where(audit_head.c.id == HEAD_ID)
-            .values(last_seq=audit_head.c.last_seq)
-        )
-    head = conn.execute(
-        sa.select(audit_head.c.last_seq, audit_head.c.last_hash)
-        .where(audit_head.c.id == HEAD_ID)
-        .with_for_update()
-    ).one()
-    seq, prev_hash = int(head.last_seq) + 1, str(head.last_hash)
+    """Append one event inside the caller's transaction; returns its sequence number and hash.
+
+    A chain head row that is missing, or rows someone put past the head, are never a reason to
+    fail: the head is rebuilt, or those rows are set aside in ``audit_quarantine``, and an
+    ``audit.tamper`` event saying so goes into the chain first (``audit_verify`` reports it).
+    """
+    seal = seal or NO_SEAL
+    seq, prev_hash = _locked_head(conn, seal)
     stamp = _iso(created_at or datetime.now(UTC))
+    return _write(conn, seal, seq + 1, prev_hash, stamp, ticket_id, event, actor, payload)
+
+
+def _write(
+    conn: sa.Connection,
+    seal: AuditSeal,
+    seq: int,
+    prev_hash: str,
+    stamp: str,
+    ticket_id: str,
+    event: str,
+    actor: str,
+    payload: Mapping[str, Any],
+) -> tuple[int, str]:
     text = json.dumps(
         dict(payload), ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
     )
@@ -143,12 +176,94 @@ def append_event(
             payload=text,
             prev_hash=prev_hash,
             hash=digest,
+            mac=seal.event_mac(digest),
         )
     )
     conn.execute(
-        audit_head.update().where(audit_head.c.id == HEAD_ID).values(last_seq=seq, last_hash=digest)
+        audit_head.update()
+        .where(audit_head.c.id == HEAD_ID)
+        .values(last_seq=seq, last_hash=digest, mac=seal.head_mac(seq, digest))
     )
     return seq, digest
+
+
+def _locked_head(conn: sa.Connection, seal: AuditSeal) -> tuple[int, str]:
+    """The chain head, locked for this transaction, with what tampering left there dealt with."""
+    if conn.dialect.name == "sqlite":
+        # Take the writer lock before reading the head (callers usually hold it already).
+        conn.execute(
+            audit_head.update()
+            .where(audit_head.c.id == HEAD_ID)
+            .values(last_seq=audit_head.c.last_seq)
+        )
+    head = conn.execute(
+        sa.select(audit_head.c.last_seq, audit_head.c.last_hash)
+        .where(audit_head.c.id == HEAD_ID)
+        .with_for_update()
+    ).first()
+    if head is None:
+        last = conn.execute(
+            sa.select(audit_events.c.seq, audit_events.c.hash)
+            .order_by(audit_events.c.seq.desc())
+            .limit(1)
+        ).first()
+        seq, digest = (int(last.seq), str(last.hash)) if last else (0, GENESIS)
+        conn.execute(audit_head.insert().values(id=HEAD_ID, last_seq=seq, last_hash=digest))
+        why = f"the chain head row was missing; it was rebuilt from event {seq}"
+        return _record_tamper(conn, seal, seq, digest, why, [])
+    seq, digest = int(head.last_seq), str(head.last_hash)
+    intruders = [
+        dict(row)
+        for row in conn.execute(
+            sa.select(audit_events).where(audit_events.c.seq > seq).order_by(audit_events.c.seq)
+        ).mappings()
+    ]
+    if not intruders:
+        return seq, digest
+    # Rows past the head were not appended here (every append moves the head with it), and the
+    # next sequence number is taken: move them aside, keeping them whole as evidence.
+    found_at = _iso(datetime.now(UTC))
+    conn.execute(audit_quarantine.insert(), [{**row, "found_at": found_at} for row in intruders])
+    conn.execute(audit_events.delete().where(audit_events.c.seq > seq))
+    count = len(intruders)
+    rows = "1 row" if count == 1 else f"{count} rows"
+    why = (
+        f"{rows} past the chain head (event {seq}) that SupportAgent did not append; "
+        "set aside in the audit_quarantine table"
+    )
+    return _record_tamper(conn, seal, seq, digest, why, intruders)
+
+
+def _record_tamper(
+    conn: sa.Connection,
+    seal: AuditSeal,
+    seq: int,
+    digest: str,
+    why: str,
+    found: list[dict[str, Any]],
+) -> tuple[int, str]:
+    payload = {
+        "status": "tamper",
+        "reason": why,
+        "found_count": len(found),
+        "found": [_summary(row) for row in found[:_MAX_LISTED]],
+    }
+    stamp = _iso(datetime.now(UTC))
+    return _write(conn, seal, seq + 1, digest, stamp, "", TAMPER_EVENT, SYSTEM_ACTOR, payload)
+
+
+def _summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a tamper event keeps of a row it set aside (the row itself is in the quarantine)."""
+    payload = str(row["payload"])
+    return {
+        "seq": int(row["seq"]),
+        "event": str(row["event"]),
+        "ticket_id": str(row["ticket_id"]),
+        "actor": str(row["actor"]),
+        "created_at": str(row["created_at"]),
+        "hash": str(row["hash"]),
+        "payload_sha256": hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest(),
+    }
 
 
 def record_staged(
@@ -157,12 +272,14 @@ def record_staged(
     *,
     with_usage: bool = True,
     staged: StagedAttempt | None = None,
-) -> int:
+    seal: AuditSeal | None = None,
+) -> tuple[int, str]:
     """The agent's decision on one ticket attempt (an ``outcomes`` row) as an audit event.
 
     Runs inside the transaction that staged the outcome, so the two commit together.
     ``staged``: what the caller just wrote, in memory; without it the outcome, its trace and
     ``with_usage`` its model-call records (their table arrives in migration 003) are read.
+    Returns the new head (sequence number and hash), for ``AuditSeal.note`` after the commit.
     """
     if staged is None:
         staged = _read_staged(conn, outcome_id, with_usage)
@@ -171,8 +288,8 @@ def record_staged(
     payload["outcome_id"] = outcome_id
     actor = f"agent:{outcome['engine']}"
     ticket_id = str(outcome["ticket_id"])
-    seq, _ = append_event(conn, "agent.staged", ticket_id, actor, payload, outcome["staged_at"])
-    return seq
+    stamp = outcome["staged_at"]
+    return append_event(conn, "agent.staged", ticket_id, actor, payload, stamp, seal=seal)
 
 
 def _read_staged(conn: sa.Connection, outcome_id: int, with_usage: bool) -> StagedAttempt:
@@ -201,8 +318,11 @@ def record_review_decision(
     review: Mapping[str, Any],
     details: ReviewDetails | None,
     resolved_added: bool,
-) -> int:
-    """Store a review's extra columns and append its audit event, in the caller's transaction."""
+    seal: AuditSeal | None = None,
+) -> tuple[int, str]:
+    """Store a review's extra columns and append its audit event, in the caller's transaction.
+
+    Returns the new head (sequence number and hash)."""
     extras = {
         "original_draft": details.original_draft if details else None,
         "diff": details.diff if details else None,
@@ -214,15 +334,15 @@ def record_review_decision(
     status = _STATUS_OF_DECISION.get(str(review["decision"]), str(review["decision"]))
     payload = review_payload({**review, **extras}, status)
     payload["review_id"] = review_id
-    seq, _ = append_event(
+    return append_event(
         conn,
         f"review.{review['decision']}",
         review["ticket_id"],
         str(review["reviewer"]),
         payload,
         review["decided_at"],
+        seal=seal,
     )
-    return seq
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -233,10 +353,16 @@ def read_events(engine: sa.Engine, ticket_id: str | None = None) -> list[dict[st
     return list(_stream_events(engine, ticket_id))
 
 
-def _stream_events(engine: sa.Engine, ticket_id: str | None = None) -> Iterator[dict[str, Any]]:
+def _stream_events(
+    engine: sa.Engine, ticket_id: str | None = None, *, chain_only: bool = False
+) -> Iterator[dict[str, Any]]:
     query = sa.select(audit_events).order_by(audit_events.c.seq)
     if ticket_id is not None:
         query = query.where(audit_events.c.ticket_id == ticket_id)
+    if chain_only:
+        # Rows past the head are not part of the log (see ``append_event``).
+        head = sa.select(audit_head.c.last_seq).where(audit_head.c.id == HEAD_ID)
+        query = query.where(audit_events.c.seq <= head.scalar_subquery())
     with engine.connect() as conn:
         for row in conn.execute(query).mappings():
             event = dict(row)
@@ -257,57 +383,24 @@ def read_reviews(engine: sa.Engine) -> list[dict[str, Any]]:
 
 
 def export_csv(engine: sa.Engine, out: TextIO) -> int:
-    """Write every event as one CSV row (see :data:`CSV_COLUMNS`); returns the row count."""
+    """Write every event of the chain, up to its head, as one CSV row (see :data:`CSV_COLUMNS`);
+    returns the row count. Rows past the head are left out: nothing appended them."""
     writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
     writer.writeheader()
     count = 0
-    for event in _stream_events(engine):
+    for event in _stream_events(engine, chain_only=True):
         writer.writerow(csv_row(event, event["data"]))
         count += 1
     return count
 
 
-# --- migration 002 -----------------------------------------------------------------------
-
-
-def m002_audit_events(conn: sa.Connection) -> None:
-    """The audit log and its head; reviews keep the original draft and the diff.
-
-    Decisions made before this migration are appended in the order they were made.
-    """
-    audit_events.create(conn, checkfirst=True)
-    audit_head.create(conn, checkfirst=True)
-    if conn.execute(sa.select(audit_head.c.id)).first() is None:
-        conn.execute(audit_head.insert().values(id=HEAD_ID, last_seq=0, last_hash=GENESIS))
-    present = {c["name"] for c in sa.inspect(conn).get_columns("reviews")}
-    for name, ddl_type in _REVIEW_COLUMN_DDL:
-        if name not in present:
-            conn.execute(sa.text(f"ALTER TABLE reviews ADD COLUMN {name} {ddl_type}"))
-    _backfill(conn)
-
-
-def _backfill(conn: sa.Connection) -> None:
-    if conn.execute(sa.select(audit_events.c.seq).limit(1)).first() is not None:
-        return
-    outcomes = [dict(r) for r in conn.execute(sa.select(t.outcomes)).mappings()]
-    reviews = [dict(r) for r in conn.execute(sa.select(t.reviews)).mappings()]
-    decisions = [(_utc(o["staged_at"]), 0, o["id"], o) for o in outcomes]
-    decisions += [(_utc(r["decided_at"]), 1, r["id"], r) for r in reviews]
-    for when, kind, row_id, row in sorted(decisions, key=lambda d: d[:3]):
-        if kind == 0:
-            record_staged(conn, row_id, with_usage=False)  # no model-call records before 003
-        else:
-            added = row["resolved_doc_id"] is not None  # before 002, every link was a new record
-            record_review_decision(conn, row_id, {**row, "decided_at": when}, None, added)
-
-
-def _utc(value: datetime) -> datetime:
+def as_utc(value: datetime) -> datetime:
     # SQLite hands back naive datetimes; everything this project writes is UTC.
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _iso(value: datetime) -> str:
-    return _utc(value).astimezone(UTC).isoformat(timespec="microseconds")
+    return as_utc(value).astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _decode(text: str) -> dict[str, Any]:

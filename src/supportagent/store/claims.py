@@ -154,14 +154,28 @@ class Claims:
         return lost
 
     def release(self, claim: Claim) -> None:
-        """Give the ticket up (done, or handed back unfinished); a no-op once lost."""
+        """Give the ticket up unfinished (it failed, or is handed back); a no-op once lost.
+
+        The ticket goes back to ``new``: nobody works on it any more, and the next run or
+        worker takes it as a new attempt. (Staging releases a claim by itself.)
+        """
         with self.store.begin() as conn:
-            conn.execute(
+            held = conn.execute(
                 ticket_claims.delete().where(
                     ticket_claims.c.ticket_id == claim.ticket_id,
                     ticket_claims.c.attempt == claim.attempt,
                 )
-            )
+            ).rowcount
+            if held:
+                conn.execute(
+                    t.tickets.update()
+                    .where(
+                        t.tickets.c.id == claim.ticket_id,
+                        t.tickets.c.attempts == claim.attempt,
+                        t.tickets.c.status == Status.IN_PROGRESS.value,
+                    )
+                    .values(status=Status.NEW.value, updated_at=datetime.now(UTC))
+                )
 
     def backlog(self, exclude: Collection[str] = ()) -> Backlog:
         """Open tickets, free to claim or held by a live lease (ours or another worker's)."""

@@ -43,7 +43,7 @@ escalation_actions = sa.Table(
 )
 
 
-def m007_escalation_actions(conn: sa.Connection) -> None:
+def m009_escalation_actions(conn: sa.Connection) -> None:
     """What people did with escalated, routed and handed-off tickets."""
     escalation_actions.create(conn, checkfirst=True)
 

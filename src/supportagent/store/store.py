@@ -24,7 +24,9 @@ from supportagent.errors import ConflictError, NotFoundError
 from supportagent.store import tables as t
 from supportagent.store.audit import ReviewDetails, record_review_decision, record_staged
 from supportagent.store.audit_payload import StagedAttempt, usage_of
+from supportagent.store.audit_seal import AuditSeal
 from supportagent.store.claims import StaleAttemptError, ticket_claims
+from supportagent.store.documents import DocumentClash, write_documents
 from supportagent.store.llm_records import model_call_row, model_calls
 from supportagent.store.migrations import migrate
 from supportagent.store.serde import (
@@ -78,12 +80,16 @@ class AddReport:
     added: int
     updated: int
     skipped_existing: tuple[str, ...]
+    #: Documents not written: they would have replaced one they must not silently replace.
+    refused: tuple[DocumentClash, ...] = ()
+    #: Documents written over such a one, on request (``replace=True``), each audited.
+    replaced: tuple[DocumentClash, ...] = ()
 
 
 class Store:
     """SQLAlchemy Core over SQLite (default) or PostgreSQL."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, audit: AuditSeal | None = None) -> None:
         kwargs: dict[str, Any] = {}
         if url.startswith("sqlite"):
             kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
@@ -99,6 +105,8 @@ class Store:
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             self.write_lock = threading.RLock()
         self.url = url
+        #: The key and head file that seal the audit chain (``store/audit_seal.py``).
+        self.audit = audit or AuditSeal()
 
     @contextlib.contextmanager
     def begin(self) -> Iterator[sa.Connection]:
@@ -200,29 +208,28 @@ class Store:
 
     # --- documents -----------------------------------------------------------------------
 
-    def upsert_documents(self, docs: Sequence[Document]) -> AddReport:
-        """Insert or replace documents by id, all in one transaction."""
-        now = _now()
+    def upsert_documents(
+        self, docs: Sequence[Document], *, replace: bool = False, actor: str = "ingest"
+    ) -> AddReport:
+        """Insert or replace documents by id, all in one transaction.
+
+        A document of another kind, or an answer a reviewer approved, is never replaced
+        silently: such documents are refused (``AddReport.refused``), or with ``replace``
+        written over it with an audit event each, naming ``actor``.
+        """
         with self.begin() as conn:
-            existing = self._existing_ids(conn, t.documents, [d.id for d in docs])
-            for doc in docs:
-                values = {
-                    "kind": doc.kind.value,
-                    "title": doc.title,
-                    "body": doc.body,
-                    "source": doc.source,
-                    "linked_docs": list(doc.linked_docs),
-                    "meta": doc.meta,
-                    "added_at": now,
-                }
-                if doc.id in existing:
-                    conn.execute(t.documents.update().where(t.documents.c.id == doc.id), values)
-                else:
-                    conn.execute(t.documents.insert().values(id=doc.id, **values))
-            if docs:
+            written = write_documents(conn, docs, replace=replace, actor=actor, seal=self.audit)
+            if written.added or written.updated:
                 _bump_documents(conn)
-        updated = sum(1 for d in docs if d.id in existing)
-        return AddReport(added=len(docs) - updated, updated=updated, skipped_existing=())
+        if written.head is not None:
+            self.audit.note(*written.head)
+        return AddReport(
+            added=written.added,
+            updated=written.updated,
+            skipped_existing=(),
+            refused=written.refused,
+            replaced=written.replaced,
+        )
 
     def documents(self, kind: DocKind | None = None) -> list[Document]:
         query = sa.select(t.documents).order_by(t.documents.c.id)
@@ -327,8 +334,10 @@ class Store:
                     [trace_event_row(event) for event in history.events],
                     usage_of(history.model_calls),
                 )
-            record_staged(conn, outcome_id, staged=staged)  # the decision joins the audit log
-            return outcome_id
+            # The decision joins the audit log in the same transaction.
+            head = record_staged(conn, outcome_id, staged=staged, seal=self.audit)
+        self.audit.note(*head)
+        return outcome_id
 
     def trace(self, ticket_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
         """The trace of one attempt (default: the latest) as JSON-ready dicts."""
@@ -500,8 +509,12 @@ class Store:
             result = conn.execute(t.reviews.insert().values(**review))
             key = result.inserted_primary_key
             assert key is not None
-            record_review_decision(conn, int(key[0]), review, details, resolved_doc is not None)
-            return int(key[0])
+            review_id = int(key[0])
+            head = record_review_decision(
+                conn, review_id, review, details, resolved_doc is not None, seal=self.audit
+            )
+        self.audit.note(*head)
+        return review_id
 
     def reviews(self, ticket_id: str | None = None) -> list[dict[str, Any]]:
         query = sa.select(t.reviews).order_by(t.reviews.c.id)

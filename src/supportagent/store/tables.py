@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from supportagent.domain import (
+    MAX_CREATED_AT_CHARS,
+    MAX_CUSTOMER_CHARS,
+    MAX_DOCUMENT_ID_CHARS,
+    MAX_ID_CHARS,
+)
+
 metadata = sa.MetaData()
 
 schema_migrations = sa.Table(
@@ -16,12 +23,13 @@ schema_migrations = sa.Table(
 tickets = sa.Table(
     "tickets",
     metadata,
-    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("id", sa.String(MAX_ID_CHARS), primary_key=True),
     sa.Column("subject", sa.Text, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
     sa.Column("priority", sa.Integer, nullable=False, default=0),
-    sa.Column("customer", sa.String(256)),
-    sa.Column("created_at", sa.String(64)),
+    # The readers hold values to these widths (ingest/rows.py), so both databases agree.
+    sa.Column("customer", sa.String(MAX_CUSTOMER_CHARS)),
+    sa.Column("created_at", sa.String(MAX_CREATED_AT_CHARS)),
     sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("status", sa.String(32), nullable=False, index=True),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
@@ -31,7 +39,7 @@ tickets = sa.Table(
 documents = sa.Table(
     "documents",
     metadata,
-    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("id", sa.String(MAX_DOCUMENT_ID_CHARS), primary_key=True),  # widened in 008
     sa.Column("kind", sa.String(16), nullable=False, index=True),
     sa.Column("title", sa.Text, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
@@ -82,7 +90,7 @@ reviews = sa.Table(
     sa.Column("reviewer", sa.String(128), nullable=False),
     sa.Column("final_text", sa.Text),
     sa.Column("reason", sa.Text),
-    sa.Column("resolved_doc_id", sa.String(128)),
+    sa.Column("resolved_doc_id", sa.String(MAX_DOCUMENT_ID_CHARS)),  # widened in 008
     sa.Column("decided_at", sa.DateTime(timezone=True), nullable=False),
     sa.UniqueConstraint("outcome_id", name="uq_review_outcome"),
 )

@@ -1,0 +1,157 @@
+"""The offline classifier's learned part: a linear model over a ticket's meaning and shape.
+
+Rules decide what they are sure of (an injection, an invoice id, a request for a person); every
+other ticket is bucketed by a multinomial logistic regression over features any ticket has:
+MiniLM vectors of the whole text, of its subject and of its sentences (mean), which rules of
+the not-a-question kind matched, and a few marks of shape (code, a stack trace, "steps to
+reproduce", a question mark). The weights are data (``triage_model.npz``), trained by
+``bench/train_triage.py`` on our exemplars and the tune halves of public and own sets, each set
+weighted alike so that no domain dominates; the file records what it was trained on.
+
+The training loop is here too (plain numpy, a few hundred lines of data at most per set), so
+that training and use share one feature function.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from supportagent.domain import Bucket, Ticket
+from supportagent.retrieval.dense import Embedder
+from supportagent.sentences import ticket_sentences
+from supportagent.textnorm import has_code
+
+MODEL_FILE = "triage_model.npz"
+#: Bucket order of the model's outputs.
+BUCKETS = (Bucket.ANSWERABLE, Bucket.NOT_A_QUESTION, Bucket.NEEDS_HUMAN)
+#: Rule reason codes the model reads as features (rules that route; they no longer decide).
+RULE_FEATURES = ("bug_report", "feature_request", "feedback")
+#: Marks of shape, each one feature (matched or not).
+SHAPE_PATTERNS = tuple(
+    re.compile(p, re.IGNORECASE | re.MULTILINE)
+    for p in (
+        r"steps to reproduce|to reproduce|repro steps|how to reproduce",
+        r"expected (?:behaviou?r|result|output)|actual (?:behaviou?r|result)|what happened",
+        r"traceback|stack ?trace|exception|error:|\berror\b",
+        r"\b(?:feature|enhancement|proposal|suggest\w*|would be (?:nice|great|useful)|support for"
+        r"|add (?:an? )?(?:option|ability|support))\b",
+        r"^\s*(?:how|what|why|is|can|could|does|do|where|when|which)\b",
+        r"\?\s*$",
+        r"\b(?:version|v\d+\.\d+|python \d|node \d|os:|environment)\b",
+        r"\b(?:crash\w*|fail\w*|broken|bug|wrong|incorrect|doesn.t work|not working)\b",
+    )
+)
+#: Hand features are scaled down so that they nudge rather than dominate unit vectors.
+SHAPE_SCALE = 0.5
+Vector = npt.NDArray[np.float32]
+
+
+def ticket_features(ticket: Ticket, rule_codes: Sequence[str], embedder: Embedder) -> Vector:
+    """The model's input for ``ticket``; ``rule_codes`` are the routing rules that matched."""
+    sentences = ticket_sentences(ticket)
+    subject = ticket.subject.strip() or ticket.text[:200]
+    # One call: the safety gate embedded these sentences already, and the search embeds the
+    # ticket text next, so the memo answers most of this.
+    vectors = embedder.embed([ticket.text, subject, *sentences])
+    text, head = vectors[0], vectors[1]
+    mean = vectors[2:].mean(axis=0) if sentences else np.zeros_like(text)
+    rules = np.asarray([float(code in rule_codes) for code in RULE_FEATURES], dtype=np.float32)
+    body = ticket.text
+    shape = [float(bool(p.search(body))) for p in SHAPE_PATTERNS]
+    shape += [float(has_code(body)), min(len(body), 3000) / 3000, min(body.count("?"), 5) / 5]
+    extra = np.concatenate([rules, np.asarray(shape, dtype=np.float32)]) * SHAPE_SCALE
+    return np.concatenate([text, mean, head, extra]).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class TriageModel:
+    """Weights (features x buckets), biases, and what the model was trained on."""
+
+    weights: Vector
+    bias: Vector
+    meta: dict[str, Any]
+
+    @property
+    def answerable_shift(self) -> float:
+        """Added to the answerable logit: the training sets hold far more account and money
+        requests than a product's inbox does once the rules have taken theirs (set on the
+        tune halves by bench/train_triage.py)."""
+        return float(self.meta.get("answerable_shift", 0.0))
+
+    @property
+    def answerable_min(self) -> float:
+        """Below this probability a ticket is not positively a question: ``uncertain``."""
+        return float(self.meta.get("answerable_min", 0.5))
+
+    def probabilities(self, features: Vector) -> dict[Bucket, float]:
+        if features.shape[0] != self.weights.shape[0]:
+            raise ValueError(
+                f"{MODEL_FILE} expects {self.weights.shape[0]} features, got {features.shape[0]}"
+                "; retrain it with bench/train_triage.py"
+            )
+        z = features @ self.weights + self.bias
+        z[0] += self.answerable_shift
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        return {bucket: float(v) for bucket, v in zip(BUCKETS, p, strict=True)}
+
+    def save(self, path: Path) -> None:
+        meta = json.dumps(self.meta, sort_keys=True)
+        np.savez(path, weights=self.weights, bias=self.bias, meta=np.asarray(meta))
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> TriageModel:
+        source: Any = path or resources.files("supportagent.engines").joinpath(MODEL_FILE)
+        with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+            weights = np.asarray(data["weights"], dtype=np.float32)
+            bias = np.asarray(data["bias"], dtype=np.float32)
+            meta = json.loads(str(data["meta"]))
+        return cls(weights, bias, meta)
+
+
+@functools.cache
+def default_model() -> TriageModel:
+    return TriageModel.load()
+
+
+def train(
+    features: Vector,
+    labels: Sequence[Bucket],
+    groups: Sequence[str],
+    *,
+    l2: float = 1e-3,
+    epochs: int = 1200,
+    rate: float = 4.0,
+) -> tuple[Vector, Vector]:
+    """Multinomial logistic regression by full-batch gradient descent; every group (a data
+    set) carries the same total weight, whatever its size. Deterministic."""
+    d = features.shape[1]
+    y = np.asarray([BUCKETS.index(b) for b in labels])
+    onehot = np.eye(len(BUCKETS), dtype=np.float64)[y]
+    sizes: dict[str, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    w = np.asarray([1.0 / sizes[g] for g in groups], dtype=np.float64)
+    w = (w / w.sum())[:, None]
+    x = features.astype(np.float64)
+    weights = np.zeros((d, len(BUCKETS)))
+    bias = np.zeros(len(BUCKETS))
+    for _ in range(epochs):
+        z = x @ weights + bias
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        grad = (p - onehot) * w
+        weights -= rate * (x.T @ grad + l2 * weights)
+        bias -= rate * grad.sum(axis=0)
+    return weights.astype(np.float32), bias.astype(np.float32)
