@@ -23,15 +23,15 @@ from typing import Any
 KEY = "sk-stub-SECRET-7f3a9c1e5b2d4f60"
 
 _PASSAGE = re.compile(
-    r'<<<PASSAGE (?P<nonce>\w+) id="(?P<id>[^"]+)" kind="(?P<kind>\w+)"[^\n]*>>>\n'
-    r"(?P<text>.*?)\n<<<END PASSAGE (?P=nonce)>>>",
+    r'<<<PASSAGE id="(?P<id>[^"]+)" kind="(?P<kind>[^"]+)"[^\n]*>>>\n'
+    r"(?P<text>.*?)\n<<<END PASSAGE>>>",
     re.DOTALL,
 )
 _TICKET = re.compile(
-    r"<<<TICKET (\w+)>>>\nSubject: (?P<subject>[^\n]*)\n\n(?P<body>.*?)\n<<<END TICKET \1>>>",
+    r"<<<TICKET>>>\nSubject: (?P<subject>[^\n]*)\n\n(?P<body>.*?)\n<<<END TICKET>>>",
     re.DOTALL,
 )
-_DRAFT = re.compile(r"<<<DRAFT (\w+)>>>\n(?P<lines>.*?)\n<<<END DRAFT \1>>>", re.DOTALL)
+_DRAFT = re.compile(r"<<<DRAFT>>>\n(?P<lines>.*?)\n<<<END DRAFT>>>", re.DOTALL)
 _DRAFT_LINE = re.compile(r"^\[(?P<i>\d+)\] (?P<text>.*) \(cites: (?P<cites>[^)]*)\)$")
 _WORD = re.compile(r"[a-z0-9][a-z0-9-]{3,}")
 _STAGES = {
@@ -127,8 +127,8 @@ class EvidenceModel:
     def _classify(self, request: Received) -> dict[str, Any]:
         ticket = _TICKET.search(request.prompt)
         subject, body = (ticket["subject"], ticket["body"]) if ticket else ("", "")
-        bucket, code = self.buckets(subject, body)
-        return {"bucket": bucket, "reason_code": code, "reason": "stub", "confidence": 0.9}
+        _bucket, code = self.buckets(subject, body)
+        return {"reason": "stub", "reason_code": code, "confidence": 0.9}
 
     def _draft(self, request: Received) -> dict[str, Any]:
         return {"sentences": draft_sentences(request.prompt), "confidence": 0.8}
@@ -138,7 +138,7 @@ class EvidenceModel:
             {"claim": s["text"], "sentence": i, "supported_by": (s["citations"] or [None])[0]}
             for i, s in enumerate(draft_lines(request.prompt))
         ]
-        return {"verdict": "pass", "claims": claims, "problems": [], "suggested_action": "stage"}
+        return {"claims": claims, "problems": [], "verdict": "pass", "suggested_action": "stage"}
 
     def _assess(self, request: Received) -> dict[str, Any]:
         """Enough when a passage shares a word of four letters or more with the subject."""
@@ -182,8 +182,7 @@ def draft_sentences(prompt: str, limit: int = 2) -> list[dict[str, Any]]:
     )
     scored = []
     for rank, p in enumerate(passages(prompt)):
-        text = p["text"].split("\n\n", 1)[-1] if p["kind"] == "resolved" else p["text"]
-        for sentence in _sentences(text):
+        for sentence in _sentences(p["text"]):
             if f"] {sentence} (cites:" in prompt:
                 continue
             overlap = len(wanted & set(_WORD.findall(sentence.lower())))
@@ -202,11 +201,107 @@ def _sentences(text: str) -> list[str]:
     return [s for s in out if len(s) >= 25 and not s.endswith("?")]
 
 
-class StubLLM:
-    """The server. Use as a context manager; ``url`` is the base URL for the SDK."""
+#: What each kind of server answers about itself (GET path -> JSON body), as the real ones do:
+#: llama-cpp-python 0.3, llama.cpp's llama-server, vLLM and Ollama. Other paths answer 404.
+PERSONAS: dict[str, dict[str, Any]] = {
+    "llama-cpp-python": {
+        "/v1/models": {
+            "object": "list",
+            "data": [
+                {"id": "qwen2.5-1.5b", "object": "model", "owned_by": "me", "permissions": []}
+            ],
+        },
+    },
+    "llama-server": {
+        "/v1/models": {
+            "object": "list",
+            "data": [
+                {
+                    "id": "qwen2.5-1.5b-instruct-q4_k_m.gguf",
+                    "object": "model",
+                    "created": 1767225600,
+                    "owned_by": "llamacpp",
+                    "meta": {"n_ctx_train": 32768, "n_vocab": 151936},
+                }
+            ],
+        },
+        "/props": {
+            "default_generation_settings": {"n_ctx": 4096, "temperature": 0.8},
+            "total_slots": 1,
+            "model_path": "qwen2.5-1.5b-instruct-q4_k_m.gguf",
+        },
+        "/health": {"status": "ok"},
+    },
+    "vllm": {
+        "/v1/models": {
+            "object": "list",
+            "data": [
+                {
+                    "id": "Qwen/Qwen2.5-7B-Instruct",
+                    "object": "model",
+                    "created": 1767225600,
+                    "owned_by": "vllm",
+                    "root": "Qwen/Qwen2.5-7B-Instruct",
+                    "max_model_len": 32768,
+                }
+            ],
+        },
+        "/version": {"version": "0.11.0"},
+    },
+    "ollama": {
+        "/v1/models": {
+            "object": "list",
+            "data": [
+                {
+                    "id": "qwen2.5:7b-instruct",
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "library",
+                }
+            ],
+        },
+        "/api/version": {"version": "0.12.3"},
+    },
+}
 
-    def __init__(self, model: Responder | None = None) -> None:
+#: llama-cpp-python's answer to ``response_format: {"type": "json_schema"}`` (HTTP 500).
+LLAMA_CPP_PYTHON_REJECTS_JSON_SCHEMA = {
+    "error": {
+        "message": (
+            "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+            "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': "
+            "'json_schema'}\n\n  File \"llama_cpp/server/app.py\", line 376, in "
+            "create_chat_completion\n    POST /v1/chat/completions"
+        ),
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
+
+class StubLLM:
+    """The server. Use as a context manager; ``url`` is the base URL for the SDK.
+
+    ``persona``: answer GET requests (and reject what it rejects) like that kind of server.
+    ``single_slot``: serve one chat request at a time, finishing each even when its client
+    has gone, as llama-cpp-python does; ``busy_seconds`` adds up the time spent serving.
+    """
+
+    def __init__(
+        self,
+        model: Responder | None = None,
+        *,
+        persona: str | None = None,
+        single_slot: bool = False,
+    ) -> None:
         self.model: Responder = model or EvidenceModel()
+        self.persona = persona
+        self.gets: list[str] = []
+        #: Seconds a GET waits before its answer (llama-cpp-python answers none while busy).
+        self.get_delay = 0.0
+        self.slot = threading.Lock() if single_slot else None
+        self.busy_seconds = 0.0
         self.script: deque[StubReply | Responder] = deque()
         self.requests: list[Received] = []
         self._lock = threading.Lock()
@@ -249,14 +344,42 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
         # for the client's delayed ACK (40 ms on Linux), which would add to every call.
         disable_nagle_algorithm = True
 
+        def do_GET(self) -> None:
+            stub.gets.append(self.path)
+            if stub.get_delay:
+                time.sleep(stub.get_delay)
+            answers = PERSONAS.get(stub.persona or "", {})
+            if self.path in answers:
+                self._send(200, answers[self.path], {})
+            else:
+                self._send(404, {"detail": "Not Found"}, {})
+
         def do_POST(self) -> None:  # the name http.server calls
             length = int(self.headers.get("content-length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             request = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            if stub.slot is None:
+                reply, payload = self._serve(request)
+            else:
+                with stub.slot:  # one at a time; a request whose client left is still served
+                    started = time.monotonic()
+                    reply, payload = self._serve(request)
+                    stub.busy_seconds += time.monotonic() - started
+            self._send(reply.status, payload, reply.headers)
+
+        def _serve(self, request: Received) -> tuple[StubReply, dict[str, Any]]:
+            format_type = (request.body.get("response_format") or {}).get("type")
+            if stub.persona == "llama-cpp-python" and format_type == "json_schema":
+                with stub._lock:
+                    stub.requests.append(request)
+                return StubReply(status=500), LLAMA_CPP_PYTHON_REJECTS_JSON_SCHEMA
             reply = stub.respond(request)
             if reply.delay:
                 time.sleep(reply.delay)
-            payload = reply.raw if reply.raw is not None else _completion(request, reply)
+            return reply, reply.raw if reply.raw is not None else _completion(request, reply)
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+            reply = StubReply(status=status, headers=headers)
             data = json.dumps(payload).encode()
             try:
                 self.send_response(reply.status)

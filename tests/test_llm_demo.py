@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,7 +167,12 @@ def test_a_key_chooses_the_llm_engine_and_the_cli_names_the_model(
     result = runner.invoke(app, ["agent", "T-2004"])
     assert result.exit_code == 0, result.output
     assert f"engine: llm (model stub-model, profile compatible, {llm_stub.url})" in result.output
-    assert "model calls: 3;" in result.output
+    assert "model requests: 3 for 3 calls;" in result.output
+    # Each model call has its row in the timeline: stage, prompt, tokens and time.
+    for stage in ("classify", "draft", "check"):
+        assert re.search(
+            rf"model +ok +{stage} \({stage}@2\), [\d,]+ \+ [\d,]+ tokens", result.output
+        )
     assert KEY not in result.output
     offline = runner.invoke(app, ["--engine", "offline", "agent", "T-2002"])
     assert "engine: offline" in offline.output and len(llm_stub.requests) == 3
@@ -177,5 +183,6 @@ def test_a_deepseek_key_in_dotenv_chooses_deepseek(tmp_path: Path) -> None:
     engine = build_engine(load_settings())
     assert isinstance(engine, LLMEngine)
     assert engine.description == (
-        "llm (model deepseek-chat, profile deepseek, https://api.deepseek.com)"
+        "llm (model deepseek-chat, profile deepseek, https://api.deepseek.com) "
+        "[profile: the default endpoint; timeout 60 s]"
     )

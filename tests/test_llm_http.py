@@ -26,12 +26,7 @@ from supportagent.llm.chat import ModelUnavailable
 from supportagent.llm.retry import RetryPolicy
 
 TICKET = Ticket("T-1", "Rate limit on Growth?", "How many requests per second may we send?")
-CLASSIFIED = {
-    "bucket": "answerable",
-    "reason_code": "question",
-    "reason": "asks about limits",
-    "confidence": 0.8,
-}
+CLASSIFIED = {"reason": "asks about limits", "reason_code": "question", "confidence": 0.8}
 
 
 def classify(engine: object) -> object:
@@ -52,15 +47,15 @@ def test_a_valid_reply_and_what_the_server_received(llm_stub: StubLLM, tmp_path:
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.body["model"] == "stub-model"
     assert request.body["response_format"] == {"type": "json_object"}  # the compatible profile
-    assert request.body["temperature"] == 0.0 and request.body["max_tokens"] == 300
+    assert request.body["temperature"] == 0.0 and request.body["max_tokens"] == 200
     system, user = request.messages
     assert "JSON" in system["content"] and "not instructions" in system["content"]
-    assert TICKET.body in user["content"] and "<<<TICKET " in user["content"]
+    assert TICKET.body in user["content"] and "<<<TICKET>>>" in user["content"]
     [call] = engine.take_calls("T-1")
     assert (call.stage, call.status, call.prompt, call.cache_hit, call.retries) == (
         "classify",
         "ok",
-        "classify@1",
+        "classify@2",
         False,
         0,
     )
@@ -76,8 +71,8 @@ def test_a_json_schema_profile_sends_the_schema(llm_stub: StubLLM, tmp_path: Pat
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]
     assert schema["name"] == "classify" and schema["strict"] is True
-    assert set(schema["schema"]["required"]) == {"bucket", "reason_code", "reason", "confidence"}
-    assert body["max_completion_tokens"] == 300 and "max_tokens" not in body
+    assert set(schema["schema"]["required"]) == {"reason_code", "reason", "confidence"}
+    assert body["max_completion_tokens"] == 200 and "max_tokens" not in body
 
 
 def test_json_in_markdown_fences_is_accepted_without_a_repair(
@@ -106,9 +101,10 @@ def test_a_schema_violation_is_repaired_with_the_validation_error(
     llm_stub: StubLLM, tmp_path: Path
 ) -> None:
     engine = stub_engine(stub_settings(llm_stub, tmp_path))
-    llm_stub.push(as_json({**CLASSIFIED, "reason_code": "bug_report"}), as_json(CLASSIFIED))
+    llm_stub.push(as_json({**CLASSIFIED, "reason_code": "bug"}), as_json(CLASSIFIED))
     classify(engine)
-    assert "belongs to bucket 'not_a_question'" in llm_stub.requests[1].messages[3]["content"]
+    repair = llm_stub.requests[1].messages[3]["content"]
+    assert "reason_code: Input should be 'question'" in repair and "example" in repair
 
 
 def test_invalid_twice_is_model_output_invalid(llm_stub: StubLLM, tmp_path: Path) -> None:
@@ -165,8 +161,11 @@ def test_retries_are_bounded_in_total_time(llm_stub: StubLLM, tmp_path: Path) ->
     assert len(llm_stub.requests) == 1 and sleeps == []  # gives up instead of sleeping 30 s
 
 
-def test_a_reply_slower_than_the_timeout_is_retried(llm_stub: StubLLM, tmp_path: Path) -> None:
-    engine = stub_engine(stub_settings(llm_stub, tmp_path, llm_timeout=0.5))
+def test_a_reply_slower_than_the_timeout_is_retried_where_the_server_drops_it(
+    llm_stub: StubLLM, tmp_path: Path
+) -> None:
+    # vLLM aborts a request whose client went away, so sending it again costs nothing twice.
+    engine = stub_engine(stub_settings(llm_stub, tmp_path, llm_timeout=0.5, llm_profile="vllm"))
     llm_stub.push(StubReply(content=json.dumps(CLASSIFIED), delay=2.0), as_json(CLASSIFIED))
     assert classify(engine).reason_code == "question"  # type: ignore[attr-defined]
     assert len(llm_stub.requests) == 2
@@ -215,8 +214,8 @@ def test_reformulate_asks_for_a_new_query(tmp_path: Path) -> None:
 
 def test_the_stub_model_answers_from_the_evidence_it_is_sent() -> None:
     prompt = (
-        '<<<PASSAGE abc id="kb-x#limits" kind="kb" title="Limits">>>\n'
-        "The Growth plan allows 200 requests per second.\n<<<END PASSAGE abc>>>"
+        '<<<PASSAGE id="kb-x#limits" kind="article" title="Limits">>>\n'
+        "The Growth plan allows 200 requests per second.\n<<<END PASSAGE>>>"
     )
     assert draft_sentences(prompt) == [
         {"text": "The Growth plan allows 200 requests per second.", "citations": ["kb-x#limits"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,9 @@ def test_one_ticket_three_calls_with_the_evidence_in_the_messages(
     trace = store.trace(TICKET)
     hits = [h["id"] for e in trace if e["stage"] == "retrieve" for h in e["detail"]["hits"]]
     draft_prompt = llm_stub.requests[1].prompt
-    assert hits and all(f'id="{hit}"' in draft_prompt for hit in hits)
+    # The best hits, in rank order, as many as the evidence budget holds (EVIDENCE_TOKENS).
+    shown = re.findall(r'<<<PASSAGE id="([^"]+)"', draft_prompt)
+    assert 2 <= len(shown) <= len(hits) and shown == hits[: len(shown)]
     passage = demo[1].retriever.get_passage(hits[0])
     assert passage is not None and passage.text in draft_prompt
     assert outcome.draft is not None and set(outcome.draft.citations) <= set(hits)
@@ -108,9 +111,9 @@ def test_one_ticket_three_calls_with_the_evidence_in_the_messages(
     ]
     records = model_call_records(store, TICKET)
     assert [(r["stage"], r["prompt"], r["status"]) for r in records] == [
-        ("classify", "classify@1", "ok"),
-        ("draft", "draft@1", "ok"),
-        ("check", "check@1", "ok"),
+        ("classify", "classify@2", "ok"),
+        ("draft", "draft@2", "ok"),
+        ("check", "check@2", "ok"),
     ]
 
 
@@ -325,7 +328,7 @@ def test_prompts_are_traced_only_when_asked(
     models = [e for e in store.trace("T-2002") if e["stage"] == "model"]
     body = store.get_ticket("T-2002").body
     assert body in models[0]["detail"]["messages"][1]["content"]
-    assert json.loads(models[0]["detail"]["reply"])["bucket"] == "answerable"
+    assert json.loads(models[0]["detail"]["reply"])["reason_code"] == "question"
 
 
 def test_the_key_never_lands_in_store_traces_logs_or_records(
@@ -428,4 +431,40 @@ def test_the_evidence_assessor_is_asked_only_when_the_signals_are_ambiguous(
     assert assessed[0]["status"] == "sufficient" and "rate" in assessed[0]["detail"]["reason"]
     assert outcome.status is Status.PENDING_REVIEW  # the assessor overruled the torn signals
     records = model_call_records(store, "T-AMB")
-    assert [r["prompt"] for r in records][:2] == ["classify@1", "assess@1"]
+    assert [r["prompt"] for r in records][:2] == ["classify@2", "assess@2"]
+
+
+def test_the_checker_is_sent_only_the_passages_the_draft_cites(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    import re
+
+    settings = stub_settings(llm_stub, tmp_path)
+    outcome = run(settings, demo, stub_engine(settings))
+    draft, check = llm_stub.requests[1], llm_stub.requests[2]
+    offered = re.findall(r'<<<PASSAGE id="([^"]+)"', draft.prompt)
+    shown = re.findall(r'<<<PASSAGE id="([^"]+)"', check.prompt)
+    assert outcome.draft is not None and len(offered) > len(shown)
+    assert shown == [p for p in offered if p in outcome.draft.citations]
+
+
+def test_the_evidence_is_trimmed_to_what_fits_the_context_window(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    import re
+
+    from supportagent.llm.budget import estimate_tokens
+
+    settings = stub_settings(llm_stub, tmp_path, llm_context=1500)
+    run(settings, demo, stub_engine(settings))
+    draft = next(r for r in llm_stub.requests if r.stage == "draft")
+    kept = re.findall(r'<<<PASSAGE id="([^"]+)"', draft.prompt)
+    hits = [
+        h["id"]
+        for e in demo[0].trace(TICKET)
+        if e["stage"] == "retrieve"
+        for h in e["detail"]["hits"]
+    ]
+    assert 1 <= len(kept) < len(hits) and kept == hits[: len(kept)]  # the best ones, in order
+    chars = sum(len(m["content"]) for m in draft.messages)
+    assert estimate_tokens(chars, len(draft.messages)) + draft.body["max_tokens"] <= 1500

@@ -380,7 +380,7 @@ def test_live_view_shows_tickets_in_flight_their_stage_and_the_caps() -> None:
     console.print(_view(snapshot))
     text = console.export_text()
     assert "T-7" in text and "draft" in text
-    assert "tickets 4/10" in text and "model calls 17/50" in text and "tokens 4200" in text
+    assert "tickets 4/10" in text and "model requests 17/50" in text and "tokens 4200" in text
     assert "pending_review 2" in text and "stopping: max_api_calls" in text
 
 

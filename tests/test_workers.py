@@ -344,7 +344,7 @@ def test_an_api_cap_of_n_lets_at_most_n_requests_reach_the_model(
     first = runner.invoke(app, args)
     assert first.exit_code == 3, first.output  # a cap stop, with tickets left
     assert "stopped by: max_api_calls" in first.output and len(counted) == cap
-    assert f"model calls {cap}/{cap}" in first.output
+    assert f"model requests {cap}/{cap}" in first.output
     second = runner.invoke(app, args)  # the next run continues where the first stopped
     assert "stopped by: max_api_calls" in second.output and len(counted) == 2 * cap
     assert set(outcome_counts(store).values()) <= {0, 1}

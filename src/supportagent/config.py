@@ -47,9 +47,16 @@ class Settings(BaseSettings):
     llm_profile: str | None = Field(
         default=None, description="Endpoint profile name; default: guessed from the base URL."
     )
-    llm_timeout: float = Field(default=60.0, gt=0)
+    llm_timeout: float | None = Field(
+        default=None, gt=0, description="Seconds per model request; default: the profile's."
+    )
+    llm_context: int | None = Field(
+        default=None, ge=512, description="The model's context window; default: the profile's."
+    )
     trace_prompts: bool = Field(default=False, description="Keep prompts and replies in traces.")
-    max_api_calls: int | None = Field(default=None, ge=0, description="Cap on model calls per run.")
+    max_api_calls: int | None = Field(
+        default=None, ge=0, description="Cap on model requests per run (retries count)."
+    )
     max_tokens: int | None = Field(default=None, ge=0, description="Cap on tokens per run.")
     # --- embeddings (issue: hybrid retrieval) ---
     embedder: Literal["onnx", "openai", "none"] = "onnx"

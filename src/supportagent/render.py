@@ -65,7 +65,31 @@ def _summary(stage: str, d: dict[str, Any]) -> str:
         return escape(f"{d.get('checker')}: " + "; ".join(p["message"] for p in problems[:3]))
     if stage == "stage":
         return escape(one_line(d.get("reason_code")))
+    if stage == "model":
+        return escape(one_line(model_call_summary(d)))
+    if stage == "model_error":
+        return escape(one_line(d.get("message")))
     return ""
+
+
+def model_call_summary(d: dict[str, Any]) -> str:
+    """One model call as a timeline line: stage, prompt, tokens, time, cache, retries, error.
+
+    ``draft (draft@2) 1,412 + 188 tokens, 97.1 s, 2 requests (1 retry): <error>``
+    """
+    parts = [f"{d.get('call') or 'call'} ({d.get('prompt') or '?'})"]
+    if d.get("cache_hit"):
+        parts.append("cache hit, no tokens spent")
+    else:
+        tokens = f"{int(d.get('prompt_tokens') or 0):,} + {int(d.get('completion_tokens') or 0):,}"
+        parts.append(f"{tokens} tokens, {float(d.get('latency_ms') or 0) / 1000:.1f} s")
+    retries = int(d.get("retries") or 0)
+    if retries:
+        parts.append(f"{d.get('requests') or retries + 1} requests ({retries} retries)")
+    line = ", ".join(parts)
+    if d.get("error"):
+        line += f": {d['error']}"
+    return line
 
 
 def outcome_table(rows: Iterable[tuple[str, str]], title: str = "Outcomes") -> Table:

@@ -51,7 +51,10 @@ class RunSummary:
     #: Tickets whose lease expired and that another worker took over.
     lost: list[str] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    #: Model requests sent, retries included (what ``--max-api-calls`` caps), and the retries.
     api_calls: int = 0
+    retries: int = 0
+    #: Tokens as sent: prompt and completion, a timed-out request's prompt estimated.
     tokens: int = 0
     seconds: float = 0.0
 
@@ -75,6 +78,7 @@ class Snapshot:
     lost: int
     errors: int
     caps: Caps
+    #: Model requests sent so far, retries included.
     api_calls: int
     tokens: int
     held_elsewhere: int

@@ -21,7 +21,8 @@ from supportagent.errors import UserError
 from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tickets
 from supportagent.llm.budget import Budget
 from supportagent.llm.chat import OpenAIChatModel
-from supportagent.llm.profiles import key_configured, resolve_endpoint
+from supportagent.llm.detect import probe_server
+from supportagent.llm.profiles import Probe, key_configured, resolve_endpoint
 from supportagent.store.audit_seal import AuditSeal, key_problem
 from supportagent.store.llm_records import StoreResponseCache
 from supportagent.store.store import Store
@@ -91,24 +92,41 @@ def _make_folder(folder: Path) -> None:
         ) from None
 
 
-def build_engine(settings: Settings, *, demo_forbidden_post: bool = False) -> Engine:
+def build_engine(
+    settings: Settings,
+    *,
+    demo_forbidden_post: bool = False,
+    budget: Budget | None = None,
+    probe: Probe | None = probe_server,
+) -> Engine:
     """The engine the settings ask for; ``auto`` means llm when a key is set, else offline.
 
-    Raises UserError (saying what to set) for ``llm`` without a usable endpoint.
+    ``budget``: the run's budget, when several engines share one (the web app's worker and
+    its /triage requests); default: a new one with the settings' caps. ``probe`` asks a server
+    the profiles do not name what it is. Raises UserError (saying what to set) for ``llm``
+    without a usable endpoint.
     """
     choice = settings.engine
     if choice == "auto":
         choice = "llm" if key_configured(settings) else "offline"
     if choice == "offline":
         return OfflineEngine(demo_forbidden_post=demo_forbidden_post)
-    endpoint = resolve_endpoint(settings)
+    endpoint = resolve_endpoint(settings, probe=probe)
     return LLMEngine(
-        OpenAIChatModel(endpoint, timeout=settings.llm_timeout),
-        budget=Budget(settings.max_api_calls, settings.max_tokens),
+        OpenAIChatModel(endpoint),
+        budget=budget or run_budget(settings),
         trace_prompts=settings.trace_prompts,
         demo_forbidden_post=demo_forbidden_post,
-        description=f"llm ({endpoint.describe()})",
+        description=(
+            f"llm ({endpoint.describe()}) [profile: {endpoint.profile_reason}; "
+            f"timeout {endpoint.timeout:g} s]"
+        ),
     )
+
+
+def run_budget(settings: Settings) -> Budget:
+    """A budget with the run's caps (``--max-api-calls`` counts every request, retries too)."""
+    return Budget(settings.max_api_calls, settings.max_tokens)
 
 
 def describe_engine(engine: Engine) -> str:
@@ -117,15 +135,11 @@ def describe_engine(engine: Engine) -> str:
 
 
 def usage_summary(engine: Engine) -> str | None:
-    """Model calls and tokens this engine has spent in this run; None for an engine without."""
+    """Model requests and tokens this engine has spent in this run; None for an engine without."""
     budget = getattr(engine, "budget", None)
     if not isinstance(budget, Budget):
         return None
-    used = budget.run
-    return (
-        f"model calls: {used.calls}; tokens: {used.prompt_tokens} prompt + "
-        f"{used.completion_tokens} completion"
-    )
+    return budget.used().describe()
 
 
 def build_pipeline(

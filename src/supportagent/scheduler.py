@@ -159,7 +159,7 @@ class Scheduler:
                 lost=len(s.lost),
                 errors=len(s.errors),
                 caps=self.caps,
-                api_calls=self.budget.run.calls if self.budget else 0,
+                api_calls=self.budget.run.requests if self.budget else 0,
                 tokens=self.budget.run.tokens if self.budget else 0,
                 held_elsewhere=self._held_elsewhere,
                 stopping=self._stopping,
@@ -351,8 +351,11 @@ class Scheduler:
     def _account(self) -> None:
         self.summary.seconds = time.monotonic() - self._t0
         if self.budget is not None:
-            self.summary.api_calls = self.budget.run.calls
-            self.summary.tokens = self.budget.run.tokens
+            used = self.budget.used()
+            # Every request sent, retries included: what the caps count and a provider bills.
+            self.summary.api_calls = used.requests
+            self.summary.retries = used.retries
+            self.summary.tokens = used.tokens
 
     # --- the worker threads --------------------------------------------------------------
 
@@ -385,10 +388,12 @@ class Scheduler:
 
 
 def _budget_cap(budget: Budget) -> str:
-    """Which of the budget's caps stopped the run (calls are checked before tokens)."""
-    if budget.max_calls is not None and budget.run.calls >= budget.max_calls:
-        return "max_api_calls"
-    return "max_tokens"
+    """Which of the budget's caps stopped the run (requests are checked before tokens)."""
+    reached = budget.cap_reached()
+    if reached is not None:
+        return reached
+    # A refusal comes before the cap is reached: the next request would have passed it.
+    return "max_api_calls" if budget.max_calls is not None else "max_tokens"
 
 
 def run_inbox(

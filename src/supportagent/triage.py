@@ -8,16 +8,20 @@ from typing import Any
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.domain import Ticket
+from supportagent.llm.budget import Budget
 from supportagent.runtime import build_engine, build_pipeline
 from supportagent.store.serde import draft_to_json, safety_to_json
 from supportagent.store.store import Store
 
 
-def triage_text(settings: Settings, knowledge: Knowledge, text: str) -> dict[str, Any]:
+def triage_text(
+    settings: Settings, knowledge: Knowledge, text: str, *, budget: Budget | None = None
+) -> dict[str, Any]:
     """Run ``text`` through the pipeline against ``knowledge``; return the structured result.
 
     The ticket lives in a private in-memory store, so a one-shot question leaves no trace in
-    the team's inbox.
+    the team's inbox. ``budget``: the run's, when the caller has one (the web app), so that
+    one-shot questions count against the same caps; default: the settings' caps, afresh.
     """
     text = text.strip()
     subject, _, body = text.partition("\n")
@@ -25,7 +29,8 @@ def triage_text(settings: Settings, knowledge: Knowledge, text: str) -> dict[str
     scratch = Store("sqlite://")
     scratch.migrate()
     scratch.add_tickets([Ticket(ticket_id, subject[:200], body if body else subject)])
-    pipeline = build_pipeline(settings, scratch, build_engine(settings), knowledge)
+    engine = build_engine(settings, budget=budget)
+    pipeline = build_pipeline(settings, scratch, engine, knowledge)
     outcome = pipeline.run(ticket_id)
     trace = scratch.trace(ticket_id)
     scratch.close()

@@ -52,7 +52,7 @@ def build_embedder(settings: Settings, cache: VectorCache | None = None) -> Embe
             settings.embedding_model or DEFAULT_OPENAI_EMBEDDING_MODEL,
             base_url=base_url,
             api_key=key.get_secret_value() if key else None,
-            timeout=settings.llm_timeout,
+            timeout=settings.llm_timeout or 60.0,
         )
     else:
         inner = OnnxMiniLM()

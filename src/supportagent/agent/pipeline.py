@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from supportagent.agent.conflicts import confirm_model_conflicts
 from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
 from supportagent.agent.facts import extract_facts, find_conflicts
 from supportagent.agent.grounding import check_grounding, exception_flags
@@ -430,15 +431,20 @@ class Pipeline:
                 assert verdict is not None
                 return draft, verdict
             notify("check")
-            verdict = check_grounding(
+            grounding = check_grounding(
                 draft, [*passages, *context], conflicts=conflicts, translated=translated
             )
-            if verdict.passed:
+            verdict = grounding
+            if grounding.passed:
                 flags = exception_flags(draft, conflicts)
                 if flags:  # a scoped exception, cited with its rule: the reviewer confirms
                     draft = replace(draft, flags=tuple(dict.fromkeys((*draft.flags, *flags))))
                 verdict = self.engine.check(ticket, draft, hits)
                 self._record_model_calls(trace)
+                # A model's word alone is not a conflict that stops the revisions.
+                verdict = confirm_model_conflicts(
+                    verdict, grounding, [*passages, *context], conflicts
+                )
             trace.add(
                 "check",
                 "pass" if verdict.passed else "fail",

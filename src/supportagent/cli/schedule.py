@@ -35,7 +35,9 @@ def schedule(
     ctx: typer.Context,
     max_tickets: int | None = typer.Option(None, min=1, help="Stop after this many tickets."),
     max_api_calls: int | None = typer.Option(
-        None, min=0, help="Hard cap on model calls (env SUPPORTAGENT_MAX_API_CALLS)."
+        None,
+        min=0,
+        help="Hard cap on model requests, retries included (env SUPPORTAGENT_MAX_API_CALLS).",
     ),
     max_tokens: int | None = typer.Option(
         None, min=0, help="Hard cap on model tokens (env SUPPORTAGENT_MAX_TOKENS)."
@@ -101,7 +103,9 @@ def worker(
     grace: float = typer.Option(
         30.0, min=0, help="On SIGTERM, seconds to finish tickets in flight before handing back."
     ),
-    max_api_calls: int | None = typer.Option(None, min=0, help="Hard cap on model calls."),
+    max_api_calls: int | None = typer.Option(
+        None, min=0, help="Hard cap on model requests, retries included."
+    ),
     max_tokens: int | None = typer.Option(None, min=0, help="Hard cap on model tokens."),
 ) -> None:
     """Run until SIGTERM, picking up tickets as they arrive. Start one per core or machine.
@@ -203,7 +207,7 @@ def _view(snapshot: Snapshot) -> RenderableType:
     caps = snapshot.caps
     line = (
         f"tickets {_used(snapshot.processed + len(snapshot.in_flight), caps.max_tickets)}  "
-        f"model calls {_used(snapshot.api_calls, caps.max_api_calls)}  "
+        f"model requests {_used(snapshot.api_calls, caps.max_api_calls)}  "
         f"tokens {_used(snapshot.tokens, caps.max_tokens)}  "
         f"elapsed {snapshot.seconds:.0f}s"
     )
@@ -222,8 +226,8 @@ def _print_summary(summary: RunSummary, caps: Caps) -> None:
         f"(stopped by: {summary.stopped_by})."
     )
     console.print(
-        f"model calls {_used(summary.api_calls, caps.max_api_calls)}, "
-        f"tokens {_used(summary.tokens, caps.max_tokens)}"
+        f"model requests {_used(summary.api_calls, caps.max_api_calls)} "
+        f"({summary.retries} retries), tokens {_used(summary.tokens, caps.max_tokens)}"
     )
     if summary.by_status:
         console.print(outcome_table(_statuses(summary)))

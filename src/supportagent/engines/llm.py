@@ -8,15 +8,15 @@ those records (:meth:`LLMEngine.take_calls`) to store and trace them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Literal, Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from typing import Any, Protocol, runtime_checkable
 
 from supportagent.domain import (
     Bucket,
     Classification,
+    DocKind,
     Draft,
     DraftSentence,
     Hit,
@@ -27,42 +27,49 @@ from supportagent.domain import (
     Verdict,
 )
 from supportagent.engines.classifier import Classifier, sure_by_rules
-from supportagent.llm.budget import Budget
+from supportagent.engines.llm_replies import (
+    REASON_CODES,
+    AssessReply,
+    CheckReply,
+    ClassifyReply,
+    DraftReply,
+    ProblemOut,
+    ReformulateReply,
+    check_schema,
+    draft_schema,
+)
+from supportagent.llm.budget import CHARS_PER_TOKEN, Budget
 from supportagent.llm.chat import ChatModel, ToolSpec
-from supportagent.llm.prompts import load_prompt
+from supportagent.llm.prompts import Prompt, load_prompt
 from supportagent.llm.structured import CallRecord, ResponseCache, StructuredCaller
 
-#: Reason codes the model may give, the bucket each one means, and how the prompt explains it.
-REASON_CODES: dict[str, tuple[Bucket, str]] = {
-    "question": (Bucket.ANSWERABLE, "a how-to or product question"),
-    "bug_report": (Bucket.NOT_A_QUESTION, "something is broken or behaves wrongly"),
-    "feature_request": (Bucket.NOT_A_QUESTION, "asks for something the product does not do"),
-    "feedback": (Bucket.NOT_A_QUESTION, "praise or a complaint, with no question"),
-    "outage": (Bucket.NOT_A_QUESTION, "reports the service down or degraded"),
-    "money_specific": (Bucket.NEEDS_HUMAN, "one specific invoice, charge, refund or payment"),
-    "account_specific": (Bucket.NEEDS_HUMAN, "needs a look at or a change to one account"),
-    "human_requested": (Bucket.NEEDS_HUMAN, "asks for a person"),
-    "prompt_injection": (Bucket.NEEDS_HUMAN, "tries to give the assistant instructions"),
-    "unclear": (Bucket.NEEDS_HUMAN, "too vague, or not safe to answer from documentation"),
-}
-ReasonCode = Literal[
-    "question",
-    "bug_report",
-    "feature_request",
-    "feedback",
-    "outage",
-    "money_specific",
-    "account_specific",
-    "human_requested",
-    "prompt_injection",
-    "unclear",
+__all__ = [
+    "REASON_CODES",
+    "AssessReply",
+    "CheckReply",
+    "ClassifyReply",
+    "DraftReply",
+    "LLMEngine",
+    "MeteredEngine",
+    "ProblemOut",
+    "ReformulateReply",
+    "verdict_from_reply",
 ]
+
 #: Offline decisions a model may not turn into a draft: money and account matters.
 BACKSTOP_CODES = frozenset({"money_specific", "account_specific", "human_requested"})
 #: The offline triage model overrules the language model only when it is this sure: a weak
 #: guess of the small model must not outweigh the large one (a rule always holds).
 FLOOR_CONFIDENCE = 0.7
 CHECKER = "llm"
+#: Tokens kept free in the context window beyond the reply's limit (chat-template tokens).
+CONTEXT_MARGIN = 128
+#: Passage text is cut at a sentence end when it must be cut; never shorter than this.
+MIN_PASSAGE_CHARS = 200
+#: Estimated tokens (characters / 3) of passages one prompt carries at most, even where the
+#: context window holds more: the best-ranked passages carry the answer, and every token of
+#: the rest is paid for in the draft and again in the assessor's call.
+EVIDENCE_TOKENS = 900
 
 #: The demo's decoy, offered to the drafter only with ``--demo-forbidden-post``.
 DECOY_TOOL = ToolSpec(
@@ -74,80 +81,6 @@ DECOY_TOOL = ToolSpec(
         "required": ["ticket_id", "text"],
     },
 )
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _probability(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError("must be between 0 and 1")
-    return value
-
-
-class ClassifyReply(_Reply):
-    bucket: Literal["answerable", "not_a_question", "needs_human"]
-    reason_code: ReasonCode
-    reason: str
-    confidence: float
-
-    _confidence = field_validator("confidence")(_probability)
-
-    @model_validator(mode="after")
-    def _code_fits_bucket(self) -> ClassifyReply:
-        expected = REASON_CODES[self.reason_code][0]
-        if expected.value != self.bucket:
-            raise ValueError(
-                f"reason_code {self.reason_code!r} belongs to bucket {expected.value!r}"
-            )
-        return self
-
-
-class SentenceOut(_Reply):
-    text: str
-    citations: list[str]
-
-
-class DraftReply(_Reply):
-    sentences: list[SentenceOut]
-    confidence: float
-
-    _confidence = field_validator("confidence")(_probability)
-
-
-class ClaimOut(_Reply):
-    claim: str
-    sentence: int | None
-    supported_by: str | None
-
-
-class ProblemOut(_Reply):
-    code: Literal[
-        "unsupported_sentence",
-        "conflicting_evidence",
-        "off_topic",
-        "incomplete_answer",
-        "unsafe_content",
-    ]
-    message: str
-    sentence: int | None
-
-
-class CheckReply(_Reply):
-    verdict: Literal["pass", "fail"]
-    claims: list[ClaimOut]
-    problems: list[ProblemOut]
-    suggested_action: Literal["stage", "revise", "escalate"]
-
-
-class ReformulateReply(_Reply):
-    query: str | None
-
-
-class AssessReply(_Reply):
-    sufficient: bool
-    reason: str
 
 
 @runtime_checkable
@@ -171,6 +104,8 @@ class LLMEngine:
         trace_prompts: bool = False,
         demo_forbidden_post: bool = False,
         description: str | None = None,
+        context_tokens: int | None = None,
+        evidence_tokens: int = EVIDENCE_TOKENS,
         backstop: Classifier | None = None,
     ) -> None:
         self.budget = budget or Budget()
@@ -181,6 +116,10 @@ class LLMEngine:
         #: The offline classifier, consulted after the model as a floor.
         self.backstop = backstop or Classifier()
         self.description = description or f"llm (model {model.model})"
+        endpoint = getattr(model, "endpoint", None)
+        #: The model's context window: the evidence in a prompt is trimmed to fit it.
+        self.context_tokens = context_tokens or int(getattr(endpoint, "context_tokens", 0) or 0)
+        self.evidence_tokens = evidence_tokens
 
     def use_cache(self, cache: ResponseCache | None) -> None:
         """Keep validated replies in ``cache`` (the pipeline's store provides one)."""
@@ -231,50 +170,86 @@ class LLMEngine:
         previous: Draft | None = None,
         verdict: Verdict | None = None,
     ) -> Draft:
+        prompt = load_prompt("draft")
         variables: dict[str, Any] = {
             "ticket": ticket,
-            "passages": _passages(evidence),
             "previous": _sentences(previous) if previous is not None else [],
             "problems": [
                 {"code": p.code, "message": p.message, "sentence": p.sentence}
                 for p in (verdict.problems if verdict is not None else ())
             ],
         }
+        variables["passages"] = self._fitting(prompt, variables, evidence)
+        ids = [p["id"] for p in variables["passages"]]
         tools = (DECOY_TOOL,) if self.demo_forbidden_post and previous is None else ()
         answer = self.caller.ask(
-            ticket.id, load_prompt("draft"), variables, DraftReply, tools=tools
+            ticket.id, prompt, variables, DraftReply, tools=tools, schema=draft_schema(ids)
         )
         sentences = tuple(
-            DraftSentence(
-                " ".join(s.text.split()),
-                tuple(dict.fromkeys(c.strip() for c in s.citations if c.strip())),
-            )
+            sentence
             for s in answer.value.sentences
-            if s.text.strip()
+            if (sentence := _sentence(s.text, s.citations, ids)).text
         )
         requests = tuple(ToolRequest(c.name, dict(c.arguments)) for c in answer.tool_calls)
         revision = previous.revision + 1 if previous is not None else 0
         return Draft(sentences, answer.value.confidence, revision, requests)
 
     def check(self, ticket: Ticket, draft: Draft, evidence: Sequence[Hit]) -> Verdict:
-        variables = {
-            "ticket": ticket,
-            "passages": _passages(evidence),
-            "sentences": _sentences(draft),
-        }
-        reply = self.caller.ask(ticket.id, load_prompt("check"), variables, CheckReply).value
+        """Judge ``draft`` against the passages it cites (only those: what it does not cite
+        cannot support it, and the grounding checks already held it against the rest)."""
+        cited = set(draft.citations)
+        shown = [h for h in evidence if h.id in cited] or list(evidence)
+        prompt = load_prompt("check")
+        variables: dict[str, Any] = {"ticket": ticket, "sentences": _sentences(draft)}
+        # Every cited passage, as far as the context window allows: the evidence budget is
+        # for choosing what to draft from, not for hiding what a draft stands on.
+        variables["passages"] = self._fitting(prompt, variables, shown, budgeted=False)
+        ids = [p["id"] for p in variables["passages"]]
+        reply = self.caller.ask(
+            ticket.id, prompt, variables, CheckReply, schema=check_schema(ids)
+        ).value
         return verdict_from_reply(reply, draft, {h.id for h in evidence})
+
+    def _fitting(
+        self,
+        prompt: Prompt,
+        variables: dict[str, Any],
+        evidence: Sequence[Hit],
+        *,
+        budgeted: bool = True,
+    ) -> list[dict[str, str]]:
+        """The passages of ``evidence``, best first, as many as fit the evidence budget and the
+        context window with the rest of the prompt and the reply; the last one kept may be
+        cut short."""
+        passages = _passages(evidence)
+        if not passages:
+            return passages
+        room = self.evidence_tokens * CHARS_PER_TOKEN if budgeted else 10**9
+        if self.context_tokens:
+            bare = prompt.render(**variables, passages=[])
+            used = sum(len(m["content"]) for m in bare) // CHARS_PER_TOKEN
+            free = self.context_tokens - prompt.max_tokens - CONTEXT_MARGIN - used
+            room = min(room, free * CHARS_PER_TOKEN)
+        kept: list[dict[str, str]] = []
+        for passage in passages:
+            size = len(passage["text"]) + len(passage["title"]) + len(passage["id"]) + 40
+            if size <= room:
+                kept.append(passage)
+                room -= size
+                continue
+            if room >= MIN_PASSAGE_CHARS + 80 or not kept:
+                kept.append({**passage, "text": _cut(passage["text"], max(room - 80, 0))})
+            break
+        return kept
 
     # --- evidence retries (the pipeline's evidence gate calls this) -------------------------
 
     def assess_evidence(self, ticket: Ticket, evidence: Sequence[Hit]) -> tuple[bool, str]:
         """Whether ``evidence`` can answer ``ticket``; asked only when the signals are ambiguous."""
-        reply = self.caller.ask(
-            ticket.id,
-            load_prompt("assess"),
-            {"ticket": ticket, "passages": _passages(evidence)},
-            AssessReply,
-        ).value
+        prompt = load_prompt("assess")
+        variables: dict[str, Any] = {"ticket": ticket}
+        variables["passages"] = self._fitting(prompt, variables, evidence)
+        reply = self.caller.ask(ticket.id, prompt, variables, AssessReply).value
         return reply.sufficient, " ".join(reply.reason.split())[:300]
 
     def reformulate(self, ticket: Ticket, attempt: int, previous_query: str) -> str | None:
@@ -334,15 +309,53 @@ def verdict_from_reply(reply: CheckReply, draft: Draft, evidence_ids: set[str]) 
 
 
 def _passages(evidence: Sequence[Hit]) -> list[dict[str, str]]:
-    return [
-        {
-            "id": h.passage.id,
-            "kind": h.passage.kind.value,
-            "title": " / ".join((h.passage.title, *h.passage.heading_path)),
-            "text": h.passage.text,
-        }
-        for h in evidence
-    ]
+    """Passages as the prompts show them: the id a reviewer sees, what kind, a title, the text.
+
+    A resolved ticket shows only its accepted answer: its first paragraph is another
+    customer's question, which must not be quoted as an answer (and costs tokens).
+    """
+    shown = []
+    for h in evidence:
+        p = h.passage
+        if p.kind is DocKind.RESOLVED:
+            text = p.text.split("\n\n", 1)[-1].strip()
+            kind, title = "resolved ticket (its accepted answer)", ""
+        else:
+            text = p.text
+            kind, title = "article", " / ".join((p.title, *p.heading_path))
+        shown.append({"id": p.id, "kind": kind, "title": title, "text": text})
+    return shown
+
+
+def _cut(text: str, chars: int) -> str:
+    """``text`` cut to at most ``chars`` characters, at a sentence end where there is one."""
+    if len(text) <= chars:
+        return text
+    head = text[: max(chars, 0)]
+    end = max(head.rfind(". "), head.rfind(".\n"))
+    return (head[: end + 1] if end >= MIN_PASSAGE_CHARS // 2 else head).rstrip() + " [...]"
+
+
+#: A citation a model wrote into the sentence itself: ``[kb-x#y]``, ``(kb-x#y)``, ``(source:
+#: kb-x#y)``, ``(passage kb-x#y)``.
+_INLINE = re.compile(r"\s*[\[(](?:(?:source|passage|see|cites?)\s*:?\s*)?([^\[\]()\s]+)[\])]")
+
+
+def _sentence(text: str, citations: Sequence[str], known: Sequence[str]) -> DraftSentence:
+    """A draft sentence with the citations written inside its text moved to its citations
+    (only ids of passages the model was given; anything else stays text)."""
+    ids = set(known)
+    found: list[str] = []
+
+    def move(match: re.Match[str]) -> str:
+        if match.group(1) in ids:
+            found.append(match.group(1))
+            return ""
+        return match.group(0)
+
+    clean = " ".join(_INLINE.sub(move, text).split())
+    cites = tuple(dict.fromkeys(c.strip() for c in (*citations, *found) if c.strip()))
+    return DraftSentence(clean, cites)
 
 
 def _sentences(draft: Draft) -> list[dict[str, Any]]:

@@ -2,8 +2,9 @@
 
 The client maps a :class:`ChatRequest` onto the endpoint's profile (JSON schema or JSON-object
 mode, tools or none, the right token-limit parameter), retries what is worth retrying, and
-returns a :class:`ChatReply` with the text, any tool calls and the usage. It knows nothing of
-tickets or prompts.
+returns a :class:`ChatReply` with the text, any tool calls, the usage, the requests it took and
+the time they took together. It knows nothing of tickets or prompts; a :class:`RequestMeter`
+hears of every retry before it is sent, so that the caller's caps count it (and may stop it).
 """
 
 from __future__ import annotations
@@ -57,9 +58,22 @@ class ChatReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str = ""
+    #: From the first request sent to the reply: every attempt and every wait between them.
     latency_ms: float = 0.0
     retries: int = 0
     finish_reason: str | None = None
+
+
+class RequestMeter(Protocol):
+    """Hears about the requests one call sends, so that caps can count retries."""
+
+    def before_retry(self) -> None:
+        """One more request is about to be sent; raise (a UserError) to stop it."""
+        ...
+
+    def timed_out(self) -> None:
+        """A request sent for this call timed out (the server may have computed it)."""
+        ...
 
 
 class ChatModel(Protocol):
@@ -67,7 +81,7 @@ class ChatModel(Protocol):
 
     model: str
 
-    def complete(self, request: ChatRequest) -> ChatReply: ...
+    def complete(self, request: ChatRequest, meter: RequestMeter | None = None) -> ChatReply: ...
 
 
 class ModelUnavailable(UserError):
@@ -93,6 +107,8 @@ def request_params(profile: Profile, model: str, request: ChatRequest) -> dict[s
                 "strict": profile.strict_schema,
             },
         }
+    elif request.schema is not None and profile.output_mode == "json_object_schema":
+        params["response_format"] = {"type": "json_object", "schema": request.schema}
     elif request.schema is not None and profile.output_mode == "json_object":
         params["response_format"] = {"type": "json_object"}
     if request.tools and profile.tool_calls:
@@ -117,7 +133,7 @@ class OpenAIChatModel:
         self,
         endpoint: Endpoint,
         *,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -125,36 +141,45 @@ class OpenAIChatModel:
     ) -> None:
         self.endpoint = endpoint
         self.model = endpoint.model
+        self.timeout = timeout or endpoint.timeout
         self.retry = retry or RetryPolicy()
         self._sleep, self._clock, self._rng = sleep, clock, rng
         # The SDK's own retries are off: ours count, bound the total time and are recorded.
         self._client = openai.OpenAI(
             api_key=endpoint.api_key.get_secret_value(),
             base_url=endpoint.base_url,
-            timeout=timeout,
+            timeout=self.timeout,
             max_retries=0,
         )
 
-    def complete(self, request: ChatRequest) -> ChatReply:
+    def complete(self, request: ChatRequest, meter: RequestMeter | None = None) -> ChatReply:
         params = request_params(self.endpoint.profile, self.model, request)
         started = self._clock()
         retries = 0
         while True:
-            sent = self._clock()
             try:
                 completion = self._client.chat.completions.create(**params)
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                timed_out = isinstance(exc, openai.APITimeoutError)
+                if timed_out and meter is not None:
+                    meter.timed_out()
+                if timed_out and not self.endpoint.retry_timeouts:
+                    raise self._timed_out(retries, resent=False) from None
                 if not _retryable(exc):
                     raise self._translate(exc) from None
                 wait = self.retry.next_delay(
                     retries + 1, self._clock() - started, _retry_after(exc), self._rng
                 )
                 if wait is None:
+                    if timed_out:
+                        raise self._timed_out(retries, resent=True) from None
                     raise ModelUnavailable(
                         f"The model endpoint {self.endpoint.base_url} still failed after "
-                        f"{retries} retries ({_describe(exc)}); the ticket stays in the inbox "
-                        "for the next run."
+                        f"{retries} retries ({self._detail(exc)}); the ticket stays in the "
+                        "inbox for the next run."
                     ) from None
+                if meter is not None:
+                    meter.before_retry()  # may refuse: the run's cap counts every request
                 retries += 1
                 self._sleep(wait)
                 continue
@@ -164,13 +189,34 @@ class OpenAIChatModel:
                     f"chat completion ({type(exc).__name__}).",
                     reason_code="model_output_invalid",
                 ) from None
-            return _reply(completion, request, (self._clock() - sent) * 1000, retries)
+            return _reply(completion, request, (self._clock() - started) * 1000, retries)
+
+    def _timed_out(self, retries: int, *, resent: bool) -> ModelUnavailable:
+        where = self.endpoint.base_url
+        if resent:
+            why = f"after {retries} retries"
+        else:
+            why = (
+                "and was not sent again: a server on this machine, serving one request at a "
+                "time, goes on computing the one its client gave up on, so a retry would wait "
+                "behind it and double the work"
+            )
+        return ModelUnavailable(
+            f"The model endpoint {where} did not answer within {self.timeout:g} s "
+            f"(SUPPORTAGENT_LLM_TIMEOUT) {why}; raise SUPPORTAGENT_LLM_TIMEOUT for a slow "
+            "model. The ticket stays in the inbox for the next run."
+        )
+
+    def _detail(self, exc: openai.APIError) -> str:
+        """``HTTP 500: <the server's own message>``, without the key."""
+        secret = self.endpoint.api_key.get_secret_value()
+        return describe_error(exc).replace(secret, "***")
 
     def _translate(self, exc: openai.APIError) -> Exception:
         where = self.endpoint.base_url
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return UserError(
-                f"The model endpoint {where} refused the key ({_describe(exc)}): check "
+                f"The model endpoint {where} refused the key ({_status(exc)}): check "
                 f"{self.endpoint.key_source}."
             )
         if isinstance(exc, openai.NotFoundError):
@@ -178,10 +224,8 @@ class OpenAIChatModel:
                 f"The model endpoint {where} does not know model {self.model!r} or the path "
                 "(HTTP 404): check SUPPORTAGENT_LLM_MODEL and SUPPORTAGENT_LLM_BASE_URL."
             )
-        secret = self.endpoint.api_key.get_secret_value()
-        detail = _describe(exc, with_message=True).replace(secret, "***")
         return ModelError(
-            f"The model endpoint {where} rejected the request: {detail}",
+            f"The model endpoint {where} rejected the request: {self._detail(exc)}",
             reason_code="model_request_rejected",
         )
 
@@ -199,12 +243,33 @@ def _retry_after(exc: openai.APIError) -> float | None:
     return retry_after_seconds(headers) if headers is not None else None
 
 
-def _describe(exc: openai.APIError, with_message: bool = False) -> str:
+def _status(exc: openai.APIError) -> str:
     status = getattr(exc, "status_code", None)
-    what = f"HTTP {status}" if status else type(exc).__name__
-    if with_message:
-        what += f": {str(exc)[:300]}"
-    return what
+    return f"HTTP {status}" if status else type(exc).__name__
+
+
+#: How much of a server's error message reaches the messages and the trace.
+ERROR_BODY_CHARS = 300
+
+
+def describe_error(exc: openai.APIError) -> str:
+    """The status and the server's own words: ``HTTP 500: Input should be 'text' or ...``.
+
+    The message comes from the error body (``{"error": {"message": ...}}``, FastAPI's
+    ``{"detail": ...}``, or the text itself), on one line and cut to ERROR_BODY_CHARS.
+    """
+    body: Any = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        body = body.get("message") or body.get("detail") or body.get("error") or body
+    if body is None or body == "":
+        response = getattr(exc, "response", None)
+        body = getattr(response, "text", "") if response is not None else ""
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    if len(text) > ERROR_BODY_CHARS:
+        text = text[: ERROR_BODY_CHARS - 3] + "..."
+    status = _status(exc)
+    return f"{status}: {text}" if text and status.startswith("HTTP") else status
 
 
 def _reply(completion: Any, request: ChatRequest, latency_ms: float, retries: int) -> ChatReply:

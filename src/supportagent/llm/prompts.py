@@ -2,14 +2,16 @@
 
 A prompt file has ``name``, ``version``, ``max_tokens`` (the reply's limit), ``system`` and
 ``user`` templates (Jinja2, StrictUndefined: a missing variable is an error, not an empty
-string). Untrusted text goes into a prompt only through :func:`fence`, which wraps it in
+string), and optionally ``example``: a reply in the shape asked for, which the templates show
+the model as ``{{ example }}`` (small models copy an example well, and echo a raw JSON Schema
+back). The system message holds only what never changes, so that providers' prefix caches
+can serve it. Untrusted text goes into a prompt only through :func:`fence`, which wraps it in
 markers the text itself cannot forge.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -27,6 +29,7 @@ class Prompt:
     max_tokens: int
     system: str
     user: str
+    example: str = ""
 
     @property
     def ref(self) -> str:
@@ -35,28 +38,41 @@ class Prompt:
 
     def render(self, **variables: Any) -> tuple[dict[str, str], ...]:
         """System and user messages with ``variables`` filled in; raises on a missing one."""
+        variables = {"example": self.example, **variables}
         return (
             {"role": "system", "content": _render(self.system, variables)},
             {"role": "user", "content": _render(self.user, variables)},
         )
 
 
-def fence(kind: str, text: str, /, **attributes: str) -> str:
-    """``text`` between an opening and a closing marker that carry a digest of the text.
+#: The marker characters; untrusted text cannot contain them, so it cannot forge a marker.
+_OPEN, _CLOSE = "<<<", ">>>"
+_NEUTRAL = {_OPEN: "\u2039\u2039\u2039", _CLOSE: "\u203a\u203a\u203a"}
 
-    The digest ties the closing marker to this exact text, so a ticket that writes its own
-    ``<<<END ...>>>`` line cannot end the block early and speak as the instructions.
+
+def fence(kind: str, text: str, /, **attributes: str) -> str:
+    """``text`` between an opening and a closing marker, ``<<<KIND ...>>>`` and
+    ``<<<END KIND>>>``.
+
+    Any ``<<<`` or ``>>>`` inside the text (or an attribute) is replaced by look-alike
+    characters first, so a ticket that writes its own ``<<<END TICKET>>>`` cannot end the
+    block early and speak as the instructions. The markers carry nothing that looks like an
+    id: a model cites the one id a passage has (its ``id`` attribute), never a digest.
     """
     kind = kind.upper()
-    nonce = hashlib.sha256(f"{kind}\n{text}".encode()).hexdigest()[:10]
-    attrs = "".join(
-        f' {key}="{_attribute(value)}"' for key, value in attributes.items() if value is not None
-    )
-    return f"<<<{kind} {nonce}{attrs}>>>\n{text}\n<<<END {kind} {nonce}>>>"
+    attrs = "".join(f' {key}="{_attribute(value)}"' for key, value in attributes.items() if value)
+    return f"{_OPEN}{kind}{attrs}{_CLOSE}\n{neutralise(text)}\n{_OPEN}END {kind}{_CLOSE}"
+
+
+def neutralise(text: str) -> str:
+    """``text`` with the marker sequences replaced by look-alikes."""
+    for marker, lookalike in _NEUTRAL.items():
+        text = text.replace(marker, lookalike)
+    return text
 
 
 def _attribute(value: object) -> str:
-    return " ".join(str(value).split()).replace('"', "'")
+    return neutralise(" ".join(str(value).split()).replace('"', "'"))
 
 
 _ENV = jinja2.Environment(
@@ -106,6 +122,7 @@ def parse_prompt(text: str, source: str = "<string>") -> Prompt:
         max_tokens=int(data["max_tokens"]),
         system=str(data["system"]),
         user=str(data["user"]),
+        example=" ".join(str(data.get("example", "")).split()),
     )
     for template in (prompt.system, prompt.user):
         try:

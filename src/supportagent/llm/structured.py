@@ -1,10 +1,11 @@
 """Structured replies: ask for JSON, validate it with a pydantic model, repair once, record all.
 
 :class:`StructuredCaller` is what an engine uses to talk to a model. For each question it
-looks in the response cache, reserves the call in the budget (refused calls are never sent),
-sends it, validates the reply, and on a reply that does not validate asks once more with the
-validation error. Every call, cached or sent, refused or failed, leaves a :class:`CallRecord`
-for the pipeline to store and trace.
+looks in the response cache, reserves the call in the budget (refused calls are never sent;
+each retry of a sent call is counted and may be refused too), sends it, reads the reply
+tolerantly (:mod:`supportagent.llm.parsing`), and on a reply that does not validate asks once
+more with the validation error. Every call, cached or sent, refused or failed, leaves a
+:class:`CallRecord` for the pipeline to store and trace.
 """
 
 from __future__ import annotations
@@ -12,60 +13,33 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from supportagent.errors import ModelError, UserError
-from supportagent.llm.budget import Budget, estimate_tokens
+from supportagent.llm.budget import Budget, Reservation, estimate_tokens
 from supportagent.llm.chat import ChatModel, ChatReply, ChatRequest, ToolCall, ToolSpec
+from supportagent.llm.parsing import ReplyInvalid, extract_json, parse_reply
 from supportagent.llm.prompts import Prompt
 
+__all__ = [
+    "Answer",
+    "CallRecord",
+    "ReplyInvalid",
+    "ResponseCache",
+    "StructuredCaller",
+    "cache_key",
+    "extract_json",
+    "parse_reply",
+    "reply_schema",
+]
+
 T = TypeVar("T", bound=BaseModel)
-
-_FENCED = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-
-
-class ReplyInvalid(ValueError):
-    """A reply that is not the JSON the prompt asked for; the message says what is wrong."""
-
-
-def extract_json(text: str) -> Any:
-    """The JSON value in a reply, tolerating markdown fences and words around one object."""
-    body = text.strip()
-    if not body:
-        raise ReplyInvalid("the reply was empty; answer with one JSON object")
-    if fenced := _FENCED.search(body):
-        body = fenced.group(1).strip()
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        start, end = body.find("{"), body.rfind("}")
-        if 0 <= start < end:
-            try:
-                return json.loads(body[start : end + 1])
-            except json.JSONDecodeError:
-                pass
-        raise ReplyInvalid(
-            f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-        ) from None
-
-
-def parse_reply(text: str, model: type[T]) -> T:
-    """``text`` validated as ``model``; ReplyInvalid with a short, model-readable reason."""
-    data = extract_json(text)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-            for e in exc.errors()[:6]
-        ]
-        raise ReplyInvalid("the JSON does not match the schema: " + "; ".join(problems)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,12 +56,18 @@ class CallRecord:
     status: str  # ok | invalid | refused | failed
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: Wall time of the call: every request sent for it and every wait between them.
     latency_ms: float = 0.0
     cache_hit: bool = False
     retries: int = 0
     error: str | None = None
     messages: tuple[dict[str, str], ...] | None = None
     reply: str | None = None
+    #: HTTP requests sent for this call (1 + retries; 0 when cached or refused).
+    requests: int = 0
+    #: The endpoint profile the request was shaped for, and why that profile.
+    profile: str | None = None
+    profile_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -129,6 +109,9 @@ class _Sent:
     reply: ChatReply
     key: str
     cache_hit: bool
+    requests: int = 1
+    #: Estimated prompt tokens of requests that timed out before the one that answered.
+    lost_tokens: int = 0
 
 
 class StructuredCaller:
@@ -146,6 +129,10 @@ class StructuredCaller:
         self.model, self.budget, self.repair = model, budget, repair
         self.cache = cache
         self.trace_prompts = trace_prompts
+        endpoint = getattr(model, "endpoint", None)
+        profile = getattr(endpoint, "profile", None)
+        self.profile: str | None = getattr(profile, "name", None)
+        self.profile_reason: str | None = getattr(endpoint, "profile_reason", None) or None
         self._records: dict[str, list[CallRecord]] = {}
         self._lock = threading.Lock()
 
@@ -162,17 +149,22 @@ class StructuredCaller:
         reply_model: type[T],
         *,
         tools: Sequence[ToolSpec] = (),
+        schema: dict[str, Any] | None = None,
     ) -> Answer[T]:
-        """Ask ``prompt`` for a ``reply_model``; ModelError(model_output_invalid) after a repair."""
-        schema, schema_text = _schema(reply_model)
-        messages = prompt.render(**variables, schema=schema_text)
+        """Ask ``prompt`` for a ``reply_model``; ModelError(model_output_invalid) after a repair.
+
+        ``schema``: the JSON schema sent for constrained decoding, when it is narrower than
+        the reply model's own (the passage ids a draft may cite, say).
+        """
+        schema = schema if schema is not None else reply_schema(reply_model)
+        messages = prompt.render(**variables)
         request = ChatRequest(messages, schema, prompt.name, tuple(tools), prompt.max_tokens)
         first = self._send(ticket_id, prompt, request)
         try:
             value = parse_reply(first.reply.text, reply_model)
         except ReplyInvalid as error:
-            self._record(ticket_id, prompt, first, "invalid", str(error))
-            problem = str(error)
+            problem = _explain(error, first.reply, prompt)
+            self._record(ticket_id, prompt, first, "invalid", problem)
         else:
             self._record(ticket_id, prompt, first, "ok")
             self._keep(prompt, [first])
@@ -194,9 +186,10 @@ class StructuredCaller:
         try:
             value = parse_reply(second.reply.text, reply_model)
         except ReplyInvalid as error:
-            self._record(ticket_id, prompt, second, "invalid", str(error))
+            problem = _explain(error, second.reply, prompt)
+            self._record(ticket_id, prompt, second, "invalid", problem)
             raise ModelError(
-                f"The model's {prompt.name} reply did not validate, even after a repair: {error}",
+                f"The model's {prompt.name} reply did not validate, even after a repair: {problem}",
                 reason_code="model_output_invalid",
             ) from None
         self._record(ticket_id, prompt, second, "ok")
@@ -206,7 +199,7 @@ class StructuredCaller:
     def _send(self, ticket_id: str, prompt: Prompt, request: ChatRequest) -> _Sent:
         key = cache_key(prompt.ref, self.model.model, request)
         if self.cache is not None and (entry := self.cache.get(key)) is not None:
-            return _Sent(request, _from_cache(entry), key, True)
+            return _Sent(request, _from_cache(entry), key, True, 0)
         chars = sum(len(m["content"]) for m in request.messages)
         try:
             reservation = self.budget.reserve(
@@ -215,14 +208,27 @@ class StructuredCaller:
         except (ModelError, UserError) as refused:
             self._add(ticket_id, self._base(prompt, request, "refused", error=str(refused)))
             raise
+        meter = _BudgetMeter(self.budget, reservation)
+        started = time.monotonic()
         try:
-            reply = self.model.complete(request)
+            reply = self.model.complete(request, meter)
         except (ModelError, UserError) as failed:
             self.budget.settle(reservation, 0, 0)
-            self._add(ticket_id, self._base(prompt, request, "failed", error=str(failed)))
+            record = self._base(prompt, request, "failed", error=str(failed))
+            elapsed = (time.monotonic() - started) * 1000
+            self._add(
+                ticket_id,
+                _replace(
+                    record,
+                    latency_ms=elapsed,
+                    retries=reservation.requests - 1,
+                    requests=reservation.requests,
+                    prompt_tokens=meter.lost_tokens,
+                ),
+            )
             raise
         self.budget.settle(reservation, reply.prompt_tokens, reply.completion_tokens)
-        return _Sent(request, reply, key, False)
+        return _Sent(request, reply, key, False, reservation.requests, meter.lost_tokens)
 
     def _keep(self, prompt: Prompt, sent: Sequence[_Sent]) -> None:
         """Cache replies that led to a valid answer, so the same question costs nothing again."""
@@ -257,7 +263,7 @@ class StructuredCaller:
             model=self.model.model,
             prompt=prompt.ref,
             status=status,
-            prompt_tokens=reply.prompt_tokens if spent else 0,
+            prompt_tokens=reply.prompt_tokens + sent.lost_tokens if spent else 0,
             completion_tokens=reply.completion_tokens if spent else 0,
             latency_ms=reply.latency_ms if spent else 0.0,
             cache_hit=sent.cache_hit,
@@ -265,6 +271,9 @@ class StructuredCaller:
             error=error,
             messages=sent.request.messages if self.trace_prompts else None,
             reply=reply.text if self.trace_prompts else None,
+            requests=sent.requests,
+            profile=self.profile,
+            profile_reason=self.profile_reason,
         )
         self._add(ticket_id, record)
 
@@ -276,6 +285,8 @@ class StructuredCaller:
             status=status,
             error=error,
             messages=request.messages if self.trace_prompts else None,
+            profile=self.profile,
+            profile_reason=self.profile_reason,
         )
 
     def _add(self, ticket_id: str, record: CallRecord) -> None:
@@ -283,11 +294,44 @@ class StructuredCaller:
             self._records.setdefault(ticket_id, []).append(record)
 
 
+class _BudgetMeter:
+    """Counts a call's retries in the budget (which may refuse them) and its timed-out requests."""
+
+    def __init__(self, budget: Budget, reservation: Reservation) -> None:
+        self.budget, self.reservation = budget, reservation
+        self.lost_tokens = 0
+
+    def before_retry(self) -> None:
+        self.budget.retry(self.reservation)
+
+    def timed_out(self) -> None:
+        self.budget.timed_out(self.reservation)
+        self.lost_tokens += self.reservation.prompt_estimate
+
+
+def _explain(error: ReplyInvalid, reply: ChatReply, prompt: Prompt) -> str:
+    """The validation error, and why the reply broke off when it hit the token limit."""
+    if reply.finish_reason == "length":
+        return (
+            f"the reply was cut off at the limit of {prompt.max_tokens} tokens; answer more "
+            f"briefly ({error})"
+        )
+    return str(error)
+
+
+def _replace(record: CallRecord, **changes: Any) -> CallRecord:
+    return CallRecord(**{**asdict(record), **changes})
+
+
+def reply_schema(reply_model: type[BaseModel]) -> dict[str, Any]:
+    """A reply model's JSON schema (a copy; pydantic builds it anew on every call)."""
+    schema: dict[str, Any] = json.loads(_schema_text(reply_model))
+    return schema
+
+
 @functools.cache
-def _schema(reply_model: type[BaseModel]) -> tuple[dict[str, Any], str]:
-    """A reply model's JSON schema and its text; pydantic builds it anew on every call."""
-    schema = reply_model.model_json_schema()
-    return schema, json.dumps(schema, ensure_ascii=False)
+def _schema_text(reply_model: type[BaseModel]) -> str:
+    return json.dumps(reply_model.model_json_schema(), ensure_ascii=False)
 
 
 def _from_cache(entry: Mapping[str, Any]) -> ChatReply:

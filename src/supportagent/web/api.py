@@ -9,6 +9,8 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from supportagent.domain import ID_PATTERN, Status, Ticket
 from supportagent.insights import compute_stats, knowledge_gaps
+from supportagent.llm.budget import RunBudgetExhausted
+from supportagent.llm.chat import ModelUnavailable
 from supportagent.review import ReviewResult, amend, approve, reject
 from supportagent.store.store import StagedRecord
 from supportagent.triage import triage_text
@@ -65,8 +67,16 @@ def triage(body: TriageRequest, state: State) -> TriageResult:
     """Run a ticket text through the whole pipeline without adding it to the inbox.
 
     Limited per client (30 a minute, 10 at once); beyond that 429 with Retry-After, and the
-    wait doubles while a client keeps asking."""
-    return triage_result(triage_text(state.settings, state.knowledge, body.ticket_text))
+    wait doubles while a client keeps asking. Its model requests count against the run's caps
+    (SUPPORTAGENT_MAX_API_CALLS, SUPPORTAGENT_MAX_TOKENS) together with the background
+    agent's: 429 once they are spent, 503 while the model endpoint is failing."""
+    try:
+        raw = triage_text(state.settings, state.knowledge, body.ticket_text, budget=state.budget)
+    except RunBudgetExhausted as exc:
+        raise HTTPException(429, str(exc)) from None
+    except ModelUnavailable as exc:
+        raise HTTPException(503, str(exc)) from None
+    return triage_result(raw)
 
 
 def triage_result(raw: dict[str, Any]) -> TriageResult:
@@ -104,7 +114,7 @@ def add_ticket(body: NewTicket, state: State) -> TicketCreated:
 def status(state: State) -> AgentStatus:
     """What the background agent is doing, ticket counts by status, and the caps used."""
     snapshot = state.worker.snapshot() if state.worker else None
-    return agent_status(state.store, snapshot, state.settings)
+    return agent_status(state.store, snapshot, state.settings, state.budget)
 
 
 @router.get("/api/stats", tags=["agent"])

@@ -16,6 +16,7 @@ from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.errors import ConflictError, NotFoundError, UserError
 from supportagent.reasons import load_routing
+from supportagent.runtime import run_budget
 from supportagent.store.store import Store
 from supportagent.web import api, auth, docs, escalation_api, escalation_pages, pages
 from supportagent.web.deps import AppState, render
@@ -42,7 +43,12 @@ def create_app(
     Without a token only loopback Host names are answered (``allowed_hosts`` overrides).
     """
     knowledge = Knowledge.from_store(store, settings)
-    worker = AgentWorker(settings, store, knowledge, max_tickets=max_tickets) if work else None
+    budget = run_budget(settings)  # the worker and /triage share the run's caps
+    worker = (
+        AgentWorker(settings, store, knowledge, max_tickets=max_tickets, budget=budget)
+        if work
+        else None
+    )
     security = Security.from_settings(settings.token, allowed_hosts)
 
     @asynccontextmanager
@@ -66,7 +72,7 @@ def create_app(
         redoc_url=None,
     )
     routing = load_routing(settings.home)
-    app.state.supportagent = AppState(settings, store, knowledge, worker, security, routing)
+    app.state.supportagent = AppState(settings, store, knowledge, worker, security, routing, budget)
     app.state.security = security
     app.state.limits = limits or Limits()
     app.add_middleware(Guard, security=security, max_body=max_body)

@@ -15,6 +15,7 @@ from fastapi.templating import Jinja2Templates
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.domain import is_valid_id
+from supportagent.llm.budget import Budget
 from supportagent.reasons import explain
 from supportagent.store.store import Store
 from supportagent.web.security import Security
@@ -42,6 +43,8 @@ class AppState:
     security: Security
     #: Reason code → the team a routed ticket goes to (``reasons.load_routing``).
     routing: dict[str, str] = field(default_factory=dict)
+    #: The run's model budget, shared by the worker and /triage: one cap for the process.
+    budget: Budget | None = None
 
 
 def get_state(request: Request) -> AppState:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from supportagent.config import Settings
 from supportagent.domain import Status
+from supportagent.llm.budget import Budget
 from supportagent.reasons import explain
 from supportagent.store.escalations import TicketAction, recent_actions
 from supportagent.store.store import Store
@@ -71,19 +72,27 @@ def counters(counts: dict[str, int]) -> list[Counter]:
     ]
 
 
-def caps(snapshot: WorkerSnapshot | None, settings: Settings) -> Caps:
+def caps(snapshot: WorkerSnapshot | None, settings: Settings, budget: Budget | None = None) -> Caps:
+    """The caps and what is used of them; with the run's budget, every model request sent
+    (retries and /triage included) and the tokens as sent."""
+    used = budget.used() if budget is not None else None
     return Caps(
         max_tickets=snapshot.max_tickets if snapshot else None,
         tickets_used=snapshot.processed if snapshot else 0,
         max_api_calls=settings.max_api_calls,
-        api_calls_used=snapshot.model_calls if snapshot else 0,
+        api_calls_used=used.requests if used else (snapshot.model_calls if snapshot else 0),
         max_tokens=settings.max_tokens,
-        tokens_used=snapshot.tokens if snapshot else 0,
-        capped=bool(snapshot and snapshot.capped),
+        tokens_used=used.tokens if used else (snapshot.tokens if snapshot else 0),
+        capped=bool(snapshot and snapshot.capped) or bool(budget and budget.exhausted),
     )
 
 
-def agent_status(store: Store, snapshot: WorkerSnapshot | None, settings: Settings) -> AgentStatus:
+def agent_status(
+    store: Store,
+    snapshot: WorkerSnapshot | None,
+    settings: Settings,
+    budget: Budget | None = None,
+) -> AgentStatus:
     return AgentStatus(
         working=bool(snapshot and snapshot.running),
         current_ticket=snapshot.current if snapshot else None,
@@ -91,7 +100,7 @@ def agent_status(store: Store, snapshot: WorkerSnapshot | None, settings: Settin
         processed=snapshot.processed if snapshot else 0,
         error=snapshot.error if snapshot else None,
         counts=store.status_counts(),
-        caps=caps(snapshot, settings),
+        caps=caps(snapshot, settings, budget),
     )
 
 

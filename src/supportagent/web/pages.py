@@ -38,7 +38,7 @@ def _monitor(state: AppState, status: str | None, q: str | None, offset: int) ->
     return {
         "snapshot": snapshot,
         "counters": counters(state.store.status_counts()),
-        "caps": caps(snapshot, state.settings),
+        "caps": caps(snapshot, state.settings, state.budget),
         "phases": PHASES,
         "rows": rows,
         "pager": pager("/", params, total, PAGE_ROWS, offset),

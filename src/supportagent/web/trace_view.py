@@ -39,6 +39,10 @@ class ModelCall:
     response_tokens: int
     latency_ms: float
     cache_hit: bool | None
+    status: str = ""
+    requests: int = 0
+    retries: int = 0
+    error: str | None = None
 
     @property
     def tokens(self) -> int:
@@ -91,6 +95,10 @@ def model_calls(events: Sequence[Mapping[str, Any]]) -> list[ModelCall]:
                 if isinstance(latency, int | float)
                 else float(event.get("duration_ms") or 0.0),
                 cache_hit=cache_hit if isinstance(cache_hit, bool) else None,
+                status=str(event.get("status") or ""),
+                requests=_int(detail, ("requests",)),
+                retries=_int(detail, ("retries",)),
+                error=str(detail["error"]) if detail.get("error") else None,
             )
         )
     return calls

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.domain import Outcome
+from supportagent.llm.budget import Budget
 from supportagent.runtime import build_engine, build_pipeline
 from supportagent.scheduler import run_inbox
 from supportagent.store.serde import trace_event_to_json
@@ -50,8 +51,10 @@ class AgentWorker:
         *,
         max_tickets: int | None = None,
         poll_seconds: float = POLL_SECONDS,
+        budget: Budget | None = None,
     ) -> None:
-        self.pipeline = build_pipeline(settings, store, build_engine(settings), knowledge)
+        engine = build_engine(settings, budget=budget)
+        self.pipeline = build_pipeline(settings, store, engine, knowledge)
         self.max_tickets = max_tickets
         self.poll_seconds = poll_seconds
         self.stop = threading.Event()
