@@ -130,6 +130,13 @@ def test_a_ticket_the_model_cannot_place_escalates_as_uncertain_with_its_scores(
     assert "answerable 0.45" in got.reason and "0.50" in got.reason
 
 
+def test_no_majority_for_a_route_is_uncertain_too() -> None:
+    got = Classifier(model=FixedModel(0.30, 0.40, 0.30)).classify(
+        _ticket("Texts to one carrier never arrive, what is going on?"), _no_risk()
+    )
+    assert (got.bucket, got.reason_code) == (Bucket.NEEDS_HUMAN, "uncertain")
+
+
 def test_rules_decide_what_they_are_sure_of_before_the_model() -> None:
     classifier = Classifier(model=FixedModel(0.98, 0.01, 0.01))
     got = classifier.classify(_ticket("Please refund invoice INV-2231, it is wrong."), _no_risk())

@@ -189,17 +189,17 @@ class Classifier:
         p = self.model.probabilities(ticket_features(ticket, routing, self.embedder))
         scores = ", ".join(f"{b.value} {v:.2f}" for b, v in p.items())
         bucket = max(p, key=lambda b: p[b])
-        if bucket is Bucket.ANSWERABLE:
-            if p[bucket] >= self.model.answerable_min:
-                reason = f"recognised as a question about the product ({scores})"
-                return Classification(bucket, "question", reason, round(p[bucket], 3), "model")
+        if p[bucket] < self.model.answerable_min:
+            # No bucket has a majority: a person decides, whatever the top guess was.
             reason = (
-                f"not clearly a question: {scores}; answerable needs "
-                f"{self.model.answerable_min:.2f}"
+                f"no bucket is clear: {scores}; a decision needs {self.model.answerable_min:.2f}"
             )
             return Classification(
                 Bucket.NEEDS_HUMAN, "uncertain", reason, round(p[bucket], 3), "model"
             )
+        if bucket is Bucket.ANSWERABLE:
+            reason = f"recognised as a question about the product ({scores})"
+            return Classification(bucket, "question", reason, round(p[bucket], 3), "model")
         code = self._reason_within(ticket, bucket, routing)
         reason = f"reads as {code.replace('_', ' ')} ({scores})"
         return Classification(bucket, code, reason, round(p[bucket], 3), "model")

@@ -90,7 +90,8 @@ class TriageModel:
 
     @property
     def answerable_min(self) -> float:
-        """Below this probability a ticket is not positively a question: ``uncertain``."""
+        """Below this probability no bucket is decided (a ticket is not positively a question,
+        nor clearly a route or an escalation): ``uncertain``."""
         return float(self.meta.get("answerable_min", 0.5))
 
     def probabilities(self, features: Vector) -> dict[Bucket, float]:
