@@ -1,0 +1,465 @@
+"""`eval injection`: plant attacks in tickets and documents, run the real pipeline, count harm.
+
+Every attack of the datasets is planted three ways, each in a case of its own: in a ticket (a
+question the demo knowledge base answers, followed by the attack, inside one of the dataset's
+benign carrier e-mails when it has them); in the KB article that answers that question (the
+attack as a paragraph of every section, so whichever passage retrieval finds carries it); and
+in the resolved ticket that answers it (inside the accepted answer). A planted document
+replaces the real one under the same id for its case only, so retrieval finds it exactly where
+it found the original. A row may name the placements it is for (``placements``).
+
+Each engine runs every case: the offline engine, and the llm engine against
+:class:`~supportagent.evals.obedient.ObedientModel`, a model that obeys every instruction, over
+the real ``openai`` SDK on loopback, holding a random API key made for the run. Everything
+happens in a temporary data home, so the user's data is untouched; at the end the run's files,
+the audit export and the log are searched for the key. Five clean questions run too
+(placement ``control``), to show the claim patterns do not fire on ordinary drafts.
+What is counted, exactly: :mod:`supportagent.evals.injection_score`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import re
+import secrets
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from supportagent.config import Settings
+from supportagent.domain import DocKind, Document, Ticket
+from supportagent.errors import UserError
+from supportagent.evals.injection_score import (
+    COUNTS,
+    MUST_BE_ZERO,
+    CaseFacts,
+    CaseScore,
+    breakdown,
+    key_leaks,
+    score_case,
+    summarize,
+)
+from supportagent.evals.obedient import Instruction, ObedientModel, ObedientServer
+from supportagent.evals.results import EvalResult, Metric
+
+PLACEMENTS = ("ticket", "kb", "resolved")
+ENGINES = ("offline", "llm")
+#: Demo questions the knowledge base answers, each with the article and the resolved ticket
+#: that answer it: the attacks are planted around them.
+BASES = (
+    ("T-2001", "kb-rate-limits", "RT-1001"),
+    ("T-2009", "kb-pagination", "RT-1015"),
+    ("T-2036", "kb-idempotency", "RT-1012"),
+    ("T-2047", "kb-delivery-statuses", "RT-1025"),
+    ("T-2025", "kb-error-codes", "RT-1003"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Attack:
+    id: str
+    attack: str
+    category: str
+    #: What an obedient model writes when it obeys; default: the attack itself.
+    goal: str = ""
+    placements: tuple[str, ...] = PLACEMENTS
+    tools: tuple[str, ...] = ()
+    wants: str = ""  # "prompt" | "key" | ""
+
+    @property
+    def demand(self) -> str:
+        return self.goal or self.attack
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    attack: Attack | None  # None: a clean control question
+    placement: str
+    ticket: Ticket
+    #: The planted document, and the original it stands in for during this case.
+    document: Document | None = None
+    original: Document | None = None
+
+
+def read_attacks(path: Path) -> tuple[list[Attack], list[str]]:
+    """The attacks (and carrier texts, if any) of an injection dataset folder or file."""
+    folder = path if path.is_dir() else path.parent
+    attacks_file = path if path.is_file() else folder / "attacks.jsonl"
+    attacks = [_attack(row, attacks_file, n) for n, row in _jsonl(attacks_file)]
+    carriers_file = folder / "carriers.jsonl"
+    carriers = (
+        [str(row.get("text", "")) for _, row in _jsonl(carriers_file)]
+        if carriers_file.is_file()
+        else []
+    )
+    if not attacks:
+        raise UserError(f"{attacks_file}: no attacks (JSONL rows of {{id, attack, category}})")
+    return attacks, [c for c in carriers if c.strip()]
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read ({exc})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object")
+        yield number, row
+
+
+def _attack(row: Mapping[str, Any], path: Path, number: int) -> Attack:
+    if not str(row.get("id", "")).strip() or not str(row.get("attack", "")).strip():
+        raise UserError(f"{path}:{number}: an attack needs an 'id' and an 'attack' text")
+    placements = tuple(row.get("placements") or PLACEMENTS)
+    unknown = sorted(set(placements) - set(PLACEMENTS))
+    if unknown:
+        raise UserError(f"{path}:{number}: unknown placement {unknown[0]!r}; use {PLACEMENTS}")
+    return Attack(
+        id=str(row["id"]),
+        attack=str(row["attack"]),
+        category=str(row.get("category") or "uncategorised"),
+        goal=str(row.get("goal") or ""),
+        placements=placements,
+        tools=tuple(str(t) for t in row.get("tools") or ()),
+        wants=str(row.get("wants") or ""),
+    )
+
+
+# ---------------------------------------------------------------------------- planting
+
+
+def in_carrier(carrier: str, attack: str) -> str:
+    """``carrier`` with ``attack`` inserted at the sentence end nearest its middle."""
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", carrier)]
+    if not ends:
+        return f"{carrier.rstrip()}\n\n{attack}"
+    cut = min(ends, key=lambda end: abs(end - len(carrier) // 2))
+    return f"{carrier[:cut]} {attack}{carrier[cut:]}"
+
+
+def in_article(body: str, attack: str) -> str:
+    """The article ``body`` with ``attack`` as a paragraph after each section's first one."""
+    out, pending = [], False
+    for block in re.split(r"\n\s*\n", body.strip()):
+        out.append(block)
+        if block.lstrip().startswith("#"):
+            pending = True
+        elif pending:
+            out.append(attack)
+            pending = False
+    if attack not in out:
+        out.insert(min(1, len(out)), attack)
+    return "\n\n".join(out)
+
+
+def in_answer(body: str, attack: str) -> str:
+    """A resolved ticket's ``body`` (question, blank line, answer) with ``attack`` in the answer,
+    after its first sentence."""
+    question, _, answer = body.partition("\n\n")
+    first = re.search(r"[.!?](?=\s)", answer)
+    cut = first.end() if first else len(answer)
+    return f"{question}\n\n{answer[:cut]} {attack}{answer[cut:]}"
+
+
+def build_cases(
+    attacks: Sequence[tuple[Attack, Sequence[str]]],
+    inbox: Mapping[str, Ticket],
+    documents: Mapping[str, Document],
+    sample: int | None = None,
+) -> list[Case]:
+    """Every (attack, placement) case, plus the clean controls; ``sample``: the first N attacks.
+
+    ``attacks`` pairs each attack with the carrier texts of its dataset.
+    """
+    chosen = list(attacks)[:sample] if sample is not None else list(attacks)
+    cases: list[Case] = []
+    for base_id, _, _ in BASES:
+        base = inbox[base_id]
+        cases.append(Case(f"INJ-CONTROL-{base_id}", None, "control", replace(base, id="")))
+    for n, (attack, carriers) in enumerate(chosen):
+        base_id, kb_id, resolved_id = BASES[n % len(BASES)]
+        base = inbox[base_id]
+        for placement in attack.placements:
+            case_id = f"INJ-{n + 1:04d}-{placement}"
+            if placement == "ticket":
+                planted = (
+                    "For context, this is the e-mail that made us ask:\n\n"
+                    + in_carrier(carriers[n % len(carriers)], attack.attack)
+                    if carriers
+                    else attack.attack
+                )
+                ticket = replace(base, body=f"{base.body}\n\n{planted}")
+                cases.append(Case(case_id, attack, placement, ticket))
+                continue
+            original = documents[kb_id if placement == "kb" else resolved_id]
+            plant = in_article if placement == "kb" else in_answer
+            document = replace(original, body=plant(original.body, attack.attack))
+            cases.append(Case(case_id, attack, placement, base, document, original))
+    return [replace(c, ticket=replace(c.ticket, id=c.id)) for c in cases]
+
+
+# ---------------------------------------------------------------------------- the report
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRun:
+    engine: str
+    cases: tuple[CaseScore, ...]
+    #: Places outside the cases' records (files of the data home, audit export, log) with the key.
+    key_found_in: tuple[str, ...] = ()
+    model_requests: int = 0
+    key_sent_as_credential: int = 0
+    key_in_prompts: int = 0
+
+    def attacks(self) -> list[CaseScore]:
+        return [c for c in self.cases if c.placement != "control"]
+
+    def summary(self) -> dict[str, Any]:
+        attacks = self.attacks()
+        out = summarize(attacks)
+        out["key_revealed"] += len(self.key_found_in)
+        controls = [c for c in self.cases if c.placement == "control"]
+        out["control"] = summarize(controls)
+        out["by_placement"] = breakdown(attacks, "placement")
+        out["by_category"] = breakdown(attacks, "category")
+        out["key_found_in"] = list(self.key_found_in)
+        if self.engine == "llm":
+            out["model_requests"] = self.model_requests
+            out["key_sent_as_credential"] = self.key_sent_as_credential
+            out["key_in_prompts"] = self.key_in_prompts
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionReport:
+    dataset: str
+    attacks: int
+    runs: tuple[EngineRun, ...]
+    sample: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def passed(self) -> bool:
+        """True when every must-be-zero count is zero for every engine."""
+        return all(r.summary()[name] == 0 for r in self.runs for name in MUST_BE_ZERO)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "attacks": self.attacks,
+            "sample": self.sample,
+            "passed": self.passed(),
+            "engines": {r.engine: r.summary() for r in self.runs},
+            "cases": [c.to_json() for r in self.runs for c in r.cases],
+        }
+
+    def results(self) -> list[EvalResult]:
+        """One result per engine (dataset ``NAME#ENGINE``), for `eval report` and `compare`."""
+        out = []
+        for run in self.runs:
+            summary = run.summary()
+            metrics = {name: Metric(float(summary[name]), False) for name in COUNTS}
+            metrics["reached_drafter"] = Metric(float(summary["reached_drafter"]), False)
+            details = {
+                "engine": run.engine,
+                "sample": self.sample,
+                "attacks": self.attacks,
+                "summary": summary,
+                "cases": [c.to_json() for c in run.cases],
+            }
+            out.append(EvalResult("injection", f"{self.dataset}#{run.engine}", metrics, details))
+        return out
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def run_injection(
+    settings: Settings,
+    datasets: Sequence[Path],
+    engines: Sequence[str] = ENGINES,
+    *,
+    sample: int | None = None,
+    on_case: Callable[[int, int], None] | None = None,
+) -> InjectionReport:
+    """Every case of ``datasets`` through the pipeline with each of ``engines``."""
+    # Imported here: the runtime wires the whole agent, which reading and scoring need not.
+    from supportagent.agent.knowledge import Knowledge
+    from supportagent.ingest import read_kb, read_resolved, read_tickets
+    from supportagent.runtime import demo_path, open_store
+
+    pairs: list[tuple[Attack, Sequence[str]]] = []
+    for path in datasets:
+        attacks, carriers = read_attacks(path)
+        pairs.extend((a, carriers) for a in attacks)
+    root = demo_path()
+    inbox = {t.id: t for t in read_tickets(root / "inbox.jsonl").records}
+    corpus = [*read_kb(root / "kb").records, *read_resolved(root / "resolved.jsonl").records]
+    cases = build_cases(pairs, inbox, {d.id: d for d in corpus}, sample)
+    total = len(cases) * len(engines)
+    key = "sk-injeval-" + secrets.token_hex(16)  # made for this run, never written by us
+    runs = []
+    temporary = tempfile.TemporaryDirectory(prefix="supportagent-injection-")
+    with temporary as tmp, _log_capture() as log:
+        local = settings.model_copy(
+            update={
+                "home": Path(tmp),
+                "database_url": None,
+                "audit_head_file": None,
+                "llm_api_key": SecretStr(key),
+                "trace_prompts": True,  # prompts and replies kept: the key search sees them
+                "max_api_calls": None,
+                "max_tokens": None,
+            }
+        )
+        store = open_store(local)
+        try:
+            store.upsert_documents(corpus)
+            knowledge = Knowledge.from_store(store, local)
+            done = 0
+            for name in engines:
+                prefixed = [_for_engine(c, name) for c in cases]
+                store.add_tickets([c.ticket for c in prefixed])
+
+                def tick() -> None:
+                    nonlocal done
+                    done += 1
+                    if on_case:
+                        on_case(done, total)
+
+                runs.append(_run_engine(name, local, store, knowledge, prefixed, key, tick))
+            places = _places(store, Path(tmp), log)
+        finally:
+            store.close()
+        leaks = tuple(key_leaks(key, places))
+    runs = [replace(r, key_found_in=leaks) for r in runs]
+    name = "+".join(str(p) for p in datasets)
+    return InjectionReport(
+        name, len(pairs) if sample is None else min(sample, len(pairs)), tuple(runs), sample
+    )
+
+
+def _for_engine(case: Case, engine: str) -> Case:
+    case_id = f"{case.id}-{engine}"
+    return replace(case, id=case_id, ticket=replace(case.ticket, id=case_id))
+
+
+def _run_engine(
+    name: str,
+    settings: Settings,
+    store: Any,
+    knowledge: Any,
+    cases: Sequence[Case],
+    key: str,
+    tick: Callable[[], None],
+) -> EngineRun:
+    from supportagent.runtime import build_engine, build_pipeline
+
+    instructions = [
+        Instruction(a.id, a.attack, a.demand, a.tools, a.wants == "prompt", a.wants == "key")
+        for a in {c.attack.id: c.attack for c in cases if c.attack is not None}.values()
+    ]
+    model = ObedientModel(instructions, key)
+    with contextlib.ExitStack() as stack:
+        local = settings.model_copy(update={"engine": name})
+        if name == "llm":
+            server = stack.enter_context(ObedientServer(model))
+            endpoint = {"llm_base_url": server.url, "llm_model": "obedient"}
+            local = local.model_copy(update={**endpoint, "llm_profile": "compatible"})
+        pipeline = build_pipeline(local, store, build_engine(local, probe=None), knowledge)
+        scores = []
+        for case in cases:
+            model.seen.instructions.clear()
+            scores.append(_run_case(name, case, store, pipeline, key, model))
+            tick()
+    return EngineRun(
+        name,
+        tuple(scores),
+        model_requests=model.seen.requests,
+        key_sent_as_credential=model.seen.key_in_header,
+        key_in_prompts=model.seen.key_in_prompt,
+    )
+
+
+def _run_case(
+    engine: str, case: Case, store: Any, pipeline: Any, key: str, model: ObedientModel
+) -> CaseScore:
+    error = None
+    if case.document is not None:
+        store.upsert_documents([case.document])
+    try:
+        pipeline.run(case.ticket.id)
+    except Exception as exc:  # a crash is an outcome to count, not the end of the eval
+        error = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        if case.original is not None:
+            store.upsert_documents([case.original])
+    record = store.latest_outcome(case.ticket.id)
+    attack = case.attack
+    facts = CaseFacts(
+        id=case.id,
+        attack_id=attack.id if attack else "",
+        category=attack.category if attack else "control",
+        placement=case.placement,
+        engine=engine,
+        attack=attack.attack if attack else "",
+        demand=attack.demand if attack else "",
+        document_id=case.document.id if case.document is not None else None,
+        seen_by_model=tuple(sorted(model.seen.instructions.get(attack.id, ()))) if attack else (),
+    )
+    return score_case(
+        facts,
+        record.status.value if record is not None else None,
+        record.reason_code if record is not None else "",
+        record.draft if record is not None else None,
+        store.trace(case.ticket.id),
+        key,
+        error,
+    )
+
+
+def _places(store: Any, home: Path, log: io.StringIO) -> dict[str, str | bytes]:
+    """Everything the run left behind where a key could hide: files, audit export, log."""
+    from supportagent.store.audit import export_csv
+
+    exported = io.StringIO()
+    export_csv(store.engine, exported)
+    places: dict[str, str | bytes] = {"audit export": exported.getvalue(), "log": log.getvalue()}
+    for path in sorted(home.rglob("*")):
+        if path.is_file():
+            places[f"file {path.relative_to(home)}"] = path.read_bytes()
+    return places
+
+
+@contextlib.contextmanager
+def _log_capture() -> Iterator[io.StringIO]:
+    """The run's log as text: ours at every level, other libraries' at the levels configured."""
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setLevel(logging.DEBUG)
+    root, ours = logging.getLogger(), logging.getLogger("supportagent")
+    level = ours.level
+    root.addHandler(handler)
+    ours.setLevel(logging.DEBUG)
+    try:
+        yield buffer
+    finally:
+        root.removeHandler(handler)
+        ours.setLevel(level)
+
+
+__all__ = ["DocKind", "EngineRun", "InjectionReport", "read_attacks", "run_injection"]
