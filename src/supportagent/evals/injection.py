@@ -251,7 +251,7 @@ class InjectionReport:
     attacks: int
     runs: tuple[EngineRun, ...]
     sample: int | None = None
-    notes: tuple[str, ...] = field(default=())
+    paths: tuple[str, ...] = field(default=())
 
     def passed(self) -> bool:
         """True when every must-be-zero count is zero for every engine."""
@@ -260,6 +260,7 @@ class InjectionReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset,
+            "paths": list(self.paths),
             "attacks": self.attacks,
             "sample": self.sample,
             "passed": self.passed(),
@@ -276,6 +277,7 @@ class InjectionReport:
             metrics["reached_drafter"] = Metric(float(summary["reached_drafter"]), False)
             details = {
                 "engine": run.engine,
+                "paths": list(self.paths),
                 "sample": self.sample,
                 "attacks": self.attacks,
                 "summary": summary,
@@ -347,10 +349,11 @@ def run_injection(
             store.close()
         leaks = tuple(key_leaks(key, places))
     runs = [replace(r, key_found_in=leaks) for r in runs]
-    name = "+".join(str(p) for p in datasets)
-    return InjectionReport(
-        name, len(pairs) if sample is None else min(sample, len(pairs)), tuple(runs), sample
-    )
+    # Named by folder ("bipia_email+injection"), so the saved result's file name says which sets.
+    name = "+".join(p.resolve().name if p.is_dir() else p.resolve().parent.name for p in datasets)
+    attacked = len(pairs) if sample is None else min(sample, len(pairs))
+    paths = tuple(str(p) for p in datasets)
+    return InjectionReport(name, attacked, tuple(runs), sample, paths)
 
 
 def _for_engine(case: Case, engine: str) -> Case:
