@@ -160,7 +160,9 @@ def agent(
     ctx: typer.Context,
     ticket_id: str = typer.Argument(..., help="The ticket to run."),
     demo_forbidden_post: bool = typer.Option(
-        False, help="Demo: the drafter asks for a decoy post_to_customer tool; the gate refuses."
+        False,
+        help="Demo: the agent asks for a decoy post_to_customer tool at its first step (and "
+        "the drafter again); the gate refuses, whatever the outcome.",
     ),
 ) -> None:
     """Run the agent on one ticket and print its trace as a timeline."""
@@ -173,7 +175,13 @@ def agent(
         if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF, Status.HANDLED}:
             raise UserError(f"Ticket {ticket_id} was already reviewed ({status.value}).")
         engine = build_engine(settings, demo_forbidden_post=demo_forbidden_post)
-        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
+        pipeline = build_pipeline(
+            settings,
+            store,
+            engine,
+            load_knowledge(store, settings),
+            demo_forbidden_post=demo_forbidden_post,
+        )
         console.print(f"engine: {escape(describe_engine(engine))}")
         outcome = pipeline.run(ticket_id)
         trace_timeline(console, ticket_id, store.trace(ticket_id))
