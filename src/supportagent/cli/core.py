@@ -41,6 +41,7 @@ class IngestKind(StrEnum):
     kb = "kb"
     resolved = "resolved"
     tickets = "tickets"
+    folder = "folder"
 
 
 class Decision(StrEnum):
@@ -52,7 +53,9 @@ class Decision(StrEnum):
 @app.command()
 def ingest(
     ctx: typer.Context,
-    kind: IngestKind = typer.Argument(..., help="kb, resolved or tickets"),
+    kind: IngestKind = typer.Argument(
+        ..., help="kb, resolved, tickets, or folder (docs/, resolved/, inbox/ at once)"
+    ),
     path: Path = typer.Argument(..., help="A file or a folder."),
     replace: bool = typer.Option(
         False,
@@ -61,10 +64,17 @@ def ingest(
         "(each replacement is an audit event).",
     ),
 ) -> None:
-    """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed."""
+    """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed.
+
+    `ingest folder DIR` loads DIR/docs, DIR/resolved and DIR/inbox in one transaction: all of
+    it, or nothing when anything is wrong."""
     settings = settings_of(ctx)
 
     def run() -> int:
+        if kind is IngestKind.folder:
+            from supportagent.cli.ingest_folder import ingest_folder
+
+            return ingest_folder(settings, path, replace=replace)
         store = open_store(settings)
         with _file_progress(f"reading {kind.value}") as progress:
             if kind is IngestKind.tickets:
