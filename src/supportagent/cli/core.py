@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +33,6 @@ from supportagent.runtime import (
     usage_summary,
 )
 from supportagent.scheduler import run_inbox
-from supportagent.triage import triage_text
 
 
 class IngestKind(StrEnum):
@@ -339,7 +337,16 @@ def review(
 @app.command()
 def triage(
     ctx: typer.Context,
-    ticket: str = typer.Option(..., "--ticket", help="The ticket text."),
+    ticket: str | None = typer.Option(None, "--ticket", help="The ticket text."),
+    batch: Path | None = typer.Option(
+        None, "--batch", help="A CSV, JSON or JSONL file of tickets, one a row."
+    ),
+    delay: float = typer.Option(
+        0.0, "--delay", min=0.0, help="--batch: seconds to wait between tickets."
+    ),
+    interactive: bool = typer.Option(
+        False, "--interactive", help="Read tickets from the prompt, one a line; Ctrl-D ends."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the structured result as JSON."),
     confidence_threshold: float | None = typer.Option(
         None,
@@ -349,24 +356,28 @@ def triage(
         help="Evidence gate threshold (env SUPPORTAGENT_CONFIDENCE_THRESHOLD).",
     ),
 ) -> None:
-    """One-shot: safety, retrieval and outcome for a ticket text, without touching the inbox."""
+    """Safety, retrieval and outcome for ticket texts, without touching the inbox.
+
+    Every run appends one row per ticket to the triage CSV log (SUPPORTAGENT_TRIAGE_LOG,
+    default triage-log.csv in the data folder).
+    """
     settings = settings_of(ctx)
     if confidence_threshold is not None:
         settings = settings.model_copy(update={"confidence_threshold": confidence_threshold})
 
-    def run() -> None:
-        store = open_store(settings)
-        knowledge = load_knowledge(store, settings)
-        result = triage_text(settings, knowledge, ticket)
-        if as_json:
-            sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-            return
-        trace_timeline(console, "(triage)", result["trace"])
-        console.print(f"\n[bold]{result['status']}[/bold] ({result['reason_code']})")
-        if result["answer"]:
-            console.print(escape(result["answer"]))
+    def run() -> int:
+        from supportagent.cli.triage_batch import run_triage
 
-    guard(run)
+        return run_triage(
+            settings,
+            ticket=ticket,
+            batch=batch,
+            delay=delay,
+            interactive=interactive,
+            as_json=as_json,
+        )
+
+    raise typer.Exit(guard(run))
 
 
 @app.command()
