@@ -97,13 +97,13 @@ def run_triage(
         raise UserError("--ticket is empty; give the ticket's text")
     triager = Triager(settings)
     result = triager.triage(ticket)
-    if as_json:
+    if as_json:  # nothing but the JSON, as the one-shot form always printed
         _write_json(result, indent=2)
-    else:
-        from supportagent.render import trace_timeline
+        return 0
+    from supportagent.render import trace_timeline
 
-        trace_timeline(console, "(triage)", result["trace"])
-        _print_outcome(console, result)
+    trace_timeline(console, "(triage)", result["trace"])
+    _print_outcome(console, result)
     err.print(escape(triager.logged_line()), soft_wrap=True)
     return 0
 
