@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from supportagent.cli import app
@@ -20,6 +21,7 @@ from supportagent.domain import DocKind
 from supportagent.ingest import read_resolved, read_tickets
 from supportagent.ingest.jira import document_text, jira_ticket_fields
 from supportagent.runtime import open_store
+from supportagent.store.store import Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "csharp_layout"
 runner = CliRunner()
@@ -183,3 +185,24 @@ def test_atlassian_document_text_keeps_paragraphs() -> None:
     text = document_text(doc["description"])
     assert text.count("\n") == 2 and text.startswith("Hello, we want")
     assert document_text({"type": "text", "text": "x"}) == "x" and document_text(7) == ""
+
+
+def test_add_bundle_is_one_transaction_on_both_databases(any_store: Store) -> None:
+    from supportagent.domain import Document, Ticket
+    from supportagent.store.store import BundleRefused
+
+    article = Document("kb-a", DocKind.KB, "A", "# A\n\nText.")
+    any_store.upsert_documents([article])
+    clash = Document("kb-a", DocKind.RESOLVED, "Q", "Q?\n\nA.")  # another kind, same id
+    fresh = Document("kb-b", DocKind.KB, "B", "# B\n\nText.")
+    ticket = Ticket("T-1", "s", "b")
+    with pytest.raises(BundleRefused) as refused:
+        any_store.add_bundle([fresh, clash], [ticket])
+    assert [c.doc_id for c in refused.value.clashes] == ["kb-a"]
+    assert any_store.document_counts() == {"kb": 1} and any_store.status_counts() == {}
+
+    docs, tickets = any_store.add_bundle([fresh], [ticket])
+    assert (docs.added, tickets.added) == (1, 1)
+    assert any_store.document_counts() == {"kb": 2} and any_store.status_counts() == {"new": 1}
+    _, again = any_store.add_bundle([], [ticket])
+    assert again.skipped_existing == ("T-1",)
