@@ -119,3 +119,15 @@ def test_ingest_jsonl_and_csv_keep_separators(tmp_path: Path) -> None:
         ("T-9", f"Sub{LS}ject", TRICKY),
         ("T-10", "b", "c"),
     ]
+
+
+def test_a_separator_inside_an_article_paragraph_does_not_start_a_heading() -> None:
+    from supportagent.domain import DocKind, Document
+    from supportagent.retrieval.passages import split_passages
+
+    body = f"# Guide\n\n## Real section\n\nSome text{LS}## not a heading\n\nMore text.\n"
+    doc = Document("kb-guide", DocKind.KB, "Guide", body)
+    passages = split_passages(doc)
+    headings = {tuple(p.heading_path) for p in passages}
+    assert all("not a heading" not in " ".join(h) for h in headings)
+    assert any(f"Some text{LS}## not a heading" in p.text for p in passages)
