@@ -326,3 +326,19 @@ def test_cli_review_prints_the_diff_and_the_link(store: Store) -> None:
     assert result.exit_code == 0, result.output
     assert "T-5 amended: added to the knowledge base as AR-T-5" in result.output
     assert "by cli" in result.output and "+Wait for Retry-After seconds." in result.output
+
+
+def test_the_staged_event_reports_the_ranked_search_not_the_linked_passages_after_it() -> None:
+    def retrieve(status: str, *hits: tuple[str, float]) -> dict[str, object]:
+        found = [{"id": f"{d}#p", "doc_id": d, "title": d.upper(), "score": s} for d, s in hits]
+        return {"stage": "retrieve", "status": status, "detail": {"hits": found}, "duration_ms": 1}
+
+    trace = [
+        retrieve("ok", ("kb-a", 0.031), ("kb-b", 0.02)),
+        retrieve("linked", ("kb-z", 0.0)),
+        retrieve("question", ("kb-y", 0.0)),
+    ]
+    payload = agent_payload({**_OUTCOME_ROW}, trace, None)
+    assert payload["retrieved_doc_ids"] == ["kb-a", "kb-b"]
+    assert (payload["top_doc_title"], payload["top_score"]) == ("KB-A", 0.031)
+    assert payload["retrieval_latency_ms"] == 3  # every retrieval step's time counts

@@ -105,9 +105,10 @@ def agent_payload(
     draft: Mapping[str, Any] | None = outcome.get("draft") or None
     safety: Mapping[str, Any] = outcome.get("safety") or {}
     retrieves = [e for e in trace if e["stage"] == "retrieve"]
-    hits: list[Mapping[str, Any]] = (
-        list(retrieves[-1]["detail"].get("hits", [])) if retrieves else []
-    )
+    # The ranked search the evidence gate judged is the last "retrieve ok"; the events after it
+    # add linked articles and per-question passages, unranked, which say nothing of the search.
+    searches = [e for e in retrieves if e.get("status") == "ok"] or retrieves
+    hits: list[Mapping[str, Any]] = list(searches[-1]["detail"].get("hits", [])) if searches else []
     evidence = [e for e in trace if e["stage"] == "evidence"]
     drafts = [e for e in trace if e["stage"] == "draft"]
     citations = [str(c) for c in draft.get("citations", [])] if draft else []
