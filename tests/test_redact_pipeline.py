@@ -161,3 +161,35 @@ def test_a_second_run_renders_the_same_prompts_and_is_served_from_the_cache(
     second = run(settings, demo)  # a new engine numbers the placeholders the same way
     assert len(llm_stub.requests) == sent
     assert (first.status, first.draft) == (second.status, second.draft)
+
+
+def test_a_revision_sees_its_previous_draft_and_the_problems_redacted(
+    llm_stub: StubLLM, tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    """The previous draft comes back to the engine with the real values (the checks need
+    them); the revision prompt must carry the placeholders again, the same ones."""
+    objection = as_json(
+        {
+            "verdict": "fail",
+            "claims": [{"claim": "the address", "sentence": 0, "supported_by": None}],
+            "problems": [
+                {
+                    "code": "incomplete_answer",
+                    "message": "say when [EMAIL_2] answers",
+                    "sentence": 0,
+                }
+            ],
+            "suggested_action": "revise",
+        }
+    )
+    llm_stub.push(llm_stub.model, echoing_draft, objection)
+    settings = stub_settings(llm_stub, tmp_path)
+    run(settings, demo)
+    assert llm_stub.stages()[:4] == ["classify", "draft", "check", "draft"]
+    revision = llm_stub.requests[3].prompt
+    assert "This is a revision" in revision
+    assert re.search(r"\[0\] [^\n]*\[EMAIL_2\][^\n]*\(cites: kb-support-and-sla#", revision)
+    assert "say when [EMAIL_2] answers" in revision
+    for body in bodies(llm_stub):
+        for value in (*RAW.values(), EVIDENCE_EMAIL):
+            assert value not in body, value

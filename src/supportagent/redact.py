@@ -85,8 +85,9 @@ _EMAIL = re.compile(
     r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}\b"
 )
-#: 13 to 19 digits, in groups split by single spaces or hyphens.
-_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+#: 13 to 19 digits, in groups split by single spaces or hyphens (not the tail of an IBAN
+#: whose checksum failed: ``DE89 3704 ...``).
+_CARD = re.compile(r"(?<![\w-])(?<![A-Z]{2}\d{2} )\d(?:[ -]?\d){12,18}(?![\w-])")
 #: Card numbers start with 2 (Mastercard's new range), 3 (Amex, Diners, JCB), 4 (Visa),
 #: 5 (Mastercard) or 6 (Discover, UnionPay, Maestro): an id or a timestamp starting with
 #: 1, 7, 8, 9 or 0 that happens to pass Luhn is no card.
