@@ -156,6 +156,11 @@ class LLMEngine:
         redactor = self._known(ticket_id)
         return redactor.redact(text) if redactor is not None else text
 
+    def redacted_counts(self, ticket_id: str) -> dict[str, int]:
+        """How many distinct values of each kind this ticket's prompts carried as placeholders."""
+        redactor = self._known(ticket_id)
+        return redactor.counts() if redactor is not None else {}
+
     def _known(self, ticket_id: str) -> Redactor | None:
         with self._redactors_lock:
             return self._redactors.get(ticket_id)
