@@ -20,10 +20,10 @@ from supportagent.engines.llm import LLMEngine
 from supportagent.engines.offline import OfflineEngine
 from supportagent.errors import UserError
 from supportagent.labels import bucket_accuracy, read_labels
+from supportagent.redact import Redactor
 from supportagent.runtime import build_engine, build_pipeline, demo_path, load_demo, open_store
 from supportagent.scheduler import run_inbox
 from supportagent.store.llm_records import model_call_records, model_call_totals
-from supportagent.redact import Redactor
 from supportagent.store.serde import draft_from_json
 from supportagent.store.store import Store
 
