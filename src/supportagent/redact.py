@@ -237,6 +237,8 @@ def find_personal_data(text: str) -> list[Finding]:
 
 # --- placeholders --------------------------------------------------------------------------
 
+#: Redacted texts a redactor remembers (one ticket's prompts and trace need a few dozen).
+MEMO_TEXTS = 1024
 _PLACEHOLDER = re.compile(rf"\[({'|'.join(KINDS)})_(\d+)\]")
 
 
@@ -250,6 +252,9 @@ class Redactor:
         self._placeholder: dict[tuple[str, str], str] = {}
         self._value: dict[str, str] = {}
         self._counts: Counter[str] = Counter()
+        #: Texts already redacted: a ticket's text and passages are rendered into several
+        #: prompts and trace events, and the answer for a text never changes once given.
+        self._done: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def redact(self, text: str) -> str:
@@ -261,6 +266,11 @@ class Redactor:
         """
         if not text:
             return text
+        with self._lock:
+            done = self._done.get(text)
+        if done is not None:
+            return done
+        original = text
         text = _PLACEHOLDER.sub(self._keep_own, text)
         out: list[str] = []
         at = 0
@@ -270,7 +280,11 @@ class Redactor:
             out.append(text[finding.start + len(finding.value) : finding.end])
             at = finding.end
         out.append(text[at:])
-        return "".join(out)
+        redacted = "".join(out)
+        with self._lock:
+            if len(self._done) < MEMO_TEXTS:
+                self._done[original] = redacted
+        return redacted
 
     def restore(self, text: str) -> str:
         """``text`` with every placeholder this redactor issued replaced by its real value;
