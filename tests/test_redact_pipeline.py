@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings, load_settings
 from supportagent.domain import Outcome, Status, Ticket
 from supportagent.runtime import build_pipeline, load_demo, open_store
-from supportagent.store.audit import read_events
+from supportagent.store.audit import export_csv, read_events
 from supportagent.store.llm_records import model_call_records
 from supportagent.store.store import Store
 
@@ -126,7 +127,9 @@ def test_no_raw_value_reaches_the_model_and_the_reviewer_gets_them_back(
     [event] = [e for e in read_events(store.engine, TICKET.id) if e["event"] == "agent.staged"]
     assert "[EMAIL_2]" in event["data"]["response"]
     audit = json.dumps(event["data"], ensure_ascii=False, default=str)
-    for text in (trace, records, audit):
+    export = StringIO()
+    export_csv(store.engine, export)
+    for text in (trace, records, audit, export.getvalue()):
         assert "[EMAIL_2]" in text
         for value in (*RAW.values(), EVIDENCE_EMAIL):
             assert value not in text, value
