@@ -51,6 +51,9 @@ class PipelineConfig:
     #: The team's opening and closing lines, put around every draft staged for review.
     greeting: str = ""
     closing: str = ""
+    #: Demo of the tool gate: ask for the decoy ``post_to_customer`` before anything else, so
+    #: every ticket's trace shows the refusal, whether it ends escalated, routed or drafted.
+    demo_forbidden_post: bool = False
 
 
 class _Trace:
@@ -192,6 +195,8 @@ class Pipeline:
             return replace(outcome, trace=tuple(trace.events))
 
         ticket: Ticket = gate.call("get_ticket", ticket_id=ticket_id)
+        if self.config.demo_forbidden_post:
+            self._request_decoy(ticket, gate, trace)
         notify("safety")
         safety = self.screen(ticket)
         trace.add(
@@ -480,6 +485,15 @@ class Pipeline:
                 break  # no draft from this evidence can pass; revising would hide that
         assert draft is not None and verdict is not None
         return draft, verdict
+
+    def _request_decoy(self, ticket: Ticket, gate: ToolGate, trace: _Trace) -> None:
+        """The demo's first step: ask the gate for the decoy; its refusal goes in the trace."""
+        try:
+            gate.call("post_to_customer", ticket_id=ticket.id, text="(demo: sent before triage)")
+        except ToolDenied as denied:
+            trace.add("gate", "denied", tool=denied.name, reason=denied.reason, step="start")
+        else:  # pragma: no cover - the decoy is not on the allowlist, so this cannot happen
+            raise AssertionError("the tool gate let post_to_customer through")
 
     # --- personal data (an engine that redacts what it sends a model) ----------------------
 
