@@ -19,7 +19,7 @@ from llm_stub import Received, StubLLM, StubReply, as_json, stub_engine, stub_se
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings, load_settings
 from supportagent.domain import Outcome, Status, Ticket
-from supportagent.runtime import build_pipeline, load_demo, open_store
+from supportagent.runtime import build_engine, build_pipeline, load_demo, open_store
 from supportagent.store.audit import export_csv, read_events
 from supportagent.store.llm_records import model_call_records
 from supportagent.store.store import Store
@@ -196,3 +196,16 @@ def test_a_revision_sees_its_previous_draft_and_the_problems_redacted(
     for body in bodies(llm_stub):
         for value in (*RAW.values(), EVIDENCE_EMAIL):
             assert value not in body, value
+
+
+def test_the_offline_engine_sends_nothing_and_redacts_nothing(
+    tmp_path: Path, demo: tuple[Store, Knowledge]
+) -> None:
+    settings = load_settings(home=tmp_path / "home", engine="offline")
+    assert settings.redact_pii
+    store, knowledge = demo
+    outcome = build_pipeline(settings, store, build_engine(settings), knowledge).run(TICKET.id)
+    assert outcome.engine == "offline"
+    trace = json.dumps(store.trace(TICKET.id), ensure_ascii=False, default=str)
+    assert not re.search(r"\[(EMAIL|PHONE|CARD|IBAN|SECRET|ADDRESS)_\d+\]", trace)
+    assert outcome.draft is None or outcome.draft.redacted_answer == ""
