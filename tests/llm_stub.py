@@ -476,6 +476,7 @@ def stub_engine(
         model,
         budget=budget or Budget(settings.max_api_calls, settings.max_tokens),
         trace_prompts=settings.trace_prompts,
+        redact_pii=settings.redact_pii,
         demo_forbidden_post=demo_forbidden_post,
     )
 

@@ -54,6 +54,9 @@ class Settings(BaseSettings):
         default=None, ge=512, description="The model's context window; default: the profile's."
     )
     trace_prompts: bool = Field(default=False, description="Keep prompts and replies in traces.")
+    redact_pii: bool = Field(
+        default=True, description="Personal data becomes placeholders before any model call."
+    )
     max_api_calls: int | None = Field(
         default=None, ge=0, description="Cap on model requests per run (retries count)."
     )

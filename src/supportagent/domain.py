@@ -240,6 +240,9 @@ class Draft:
     flags: tuple[str, ...] = ()
     #: How the confidence was formed, in plain words, for the reviewer.
     explanation: str = ""
+    #: The answer with personal data as placeholders, as the model saw it (``redact.py``);
+    #: empty when nothing was redacted. The audit log records this one.
+    redacted_answer: str = ""
 
     @property
     def answer(self) -> str:

@@ -116,6 +116,7 @@ def build_engine(
         OpenAIChatModel(endpoint),
         budget=budget or run_budget(settings),
         trace_prompts=settings.trace_prompts,
+        redact_pii=settings.redact_pii,
         demo_forbidden_post=demo_forbidden_post,
         description=(
             f"llm ({endpoint.describe()}) [profile: {endpoint.profile_reason}; "

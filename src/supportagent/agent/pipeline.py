@@ -63,8 +63,17 @@ class _Trace:
     commit with it; the final ``stage`` event commits with the staged outcome itself.
     """
 
-    def __init__(self, store: Store, ticket_id: str, attempt: int) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ticket_id: str,
+        attempt: int,
+        conceal: Callable[[str], str] | None = None,
+    ) -> None:
         self.store, self.ticket_id, self.attempt = store, ticket_id, attempt
+        #: Puts the ticket's personal data back as placeholders in what is traced (an engine
+        #: that redacts what it sends a model provides it); identity otherwise.
+        self.conceal = conceal
         self.events: list[TraceEvent] = []
         self.calls: list[dict[str, Any]] = []  # model-call records
         self._written = 0  # events[:_written] are in the store
@@ -73,6 +82,8 @@ class _Trace:
 
     def add(self, stage: str, status: str, **detail: Any) -> None:
         now = time.perf_counter()
+        if self.conceal is not None:
+            detail = _concealed(detail, self.conceal)
         self.events.append(TraceEvent(stage, status, detail, (now - self._t0) * 1000))
         self._t0 = now
         if stage not in _COMMITTED_WITH_NEXT:
@@ -149,7 +160,7 @@ class Pipeline:
         if attempt is None:
             attempt = self.store.begin_attempt(ticket_id)
         self.knowledge.sync(self.store)  # answers approved elsewhere are evidence now
-        trace = _Trace(self.store, ticket_id, attempt)
+        trace = _Trace(self.store, ticket_id, attempt, self._concealer(ticket_id))
         gate = ToolGate(self._tools(trace), on_decision=trace.tool)
         notify = on_stage or (lambda _stage: None)
         try:
@@ -175,6 +186,8 @@ class Pipeline:
             draft: Draft | None = None,
         ) -> Outcome:
             notify("stage")
+            if draft is not None:
+                draft = self._for_review(ticket_id, draft)
             outcome = Outcome(
                 ticket_id, status, reason, bucket, draft, safety, (), self.engine.name
             )
@@ -425,7 +438,10 @@ class Pipeline:
             previous = draft
             draft = self.engine.draft(ticket, hits, previous, verdict)
             self._record_model_calls(trace)
+            # The trace keeps the draft as the model wrote it (personal data as placeholders);
+            # the checks and the reviewer get the real values back.
             trace.add("draft", f"revision {revision}", **draft_to_json(draft))
+            draft = self._restored(ticket.id, draft)
             # What the model asks for passes a gate of its own, narrowed to MODEL_TOOLS.
             model_gate = gate.narrowed(MODEL_TOOLS)
             for request in draft.tool_requests:
@@ -479,6 +495,26 @@ class Pipeline:
         else:  # pragma: no cover - the decoy is not on the allowlist, so this cannot happen
             raise AssertionError("the tool gate let post_to_customer through")
 
+    # --- personal data (an engine that redacts what it sends a model) ----------------------
+
+    def _restored(self, ticket_id: str, draft: Draft) -> Draft:
+        """The draft with real values where the model echoed a placeholder."""
+        restore = getattr(self.engine, "restore_draft", None)
+        return restore(ticket_id, draft) if callable(restore) else draft
+
+    def _concealer(self, ticket_id: str) -> Callable[[str], str] | None:
+        """Text to trace, with the ticket's personal data as placeholders again."""
+        conceal = getattr(self.engine, "conceal", None)
+        if not callable(conceal):
+            return None
+        return lambda text: str(conceal(ticket_id, text))
+
+    def _for_review(self, ticket_id: str, draft: Draft) -> Draft:
+        """The staged draft: real values for the reviewer, placeholders for the audit log."""
+        conceal = self._concealer(ticket_id)
+        redacted = conceal(draft.answer) if conceal is not None else draft.answer
+        return replace(draft, redacted_answer=redacted if redacted != draft.answer else "")
+
     def _record_model_calls(self, trace: _Trace) -> None:
         """Store and trace the model calls the engine made for this ticket since the last look."""
         if not isinstance(self.engine, MeteredEngine):
@@ -521,6 +557,24 @@ _COMMITTED_WITH_NEXT = frozenset(
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
 #: the model checker says no draft from this evidence can pass.
 _NO_REVISION = frozenset({"conflicting_evidence", "checker_escalates"})
+
+
+#: Trace details that carry no ticket text (passage ids, scores) or that an engine already
+#: redacted (prompts and replies): concealing them again would only cost time.
+_NOT_CONCEALED = frozenset(
+    {"hits", "fusion", "scales", "messages", "reply", "context", "citations"}
+)
+
+
+def _concealed(value: Any, conceal: Callable[[str], str]) -> Any:
+    """``value`` (a trace detail) with every string in it passed through ``conceal``."""
+    if isinstance(value, str):
+        return conceal(value)
+    if isinstance(value, dict):
+        return {k: v if k in _NOT_CONCEALED else _concealed(v, conceal) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_concealed(v, conceal) for v in value]
+    return value
 
 
 def _classification(c: Classification) -> dict[str, Any]:

@@ -9,7 +9,9 @@ those records (:meth:`LLMEngine.take_calls`) to store and trace them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -42,6 +44,7 @@ from supportagent.llm.budget import CHARS_PER_TOKEN, Budget
 from supportagent.llm.chat import ChatModel, ToolSpec
 from supportagent.llm.prompts import Prompt, load_prompt
 from supportagent.llm.structured import CallRecord, ResponseCache, StructuredCaller
+from supportagent.redact import Redactor
 
 __all__ = [
     "REASON_CODES",
@@ -70,6 +73,8 @@ MIN_PASSAGE_CHARS = 200
 #: context window holds more: the best-ranked passages carry the answer, and every token of
 #: the rest is paid for in the draft and again in the assessor's call.
 EVIDENCE_TOKENS = 900
+#: Tickets whose placeholders an engine remembers (a long-running worker forgets the oldest).
+REDACTORS_KEPT = 512
 
 #: The demo's decoy, offered to the drafter only with ``--demo-forbidden-post``.
 DECOY_TOOL = ToolSpec(
@@ -107,6 +112,7 @@ class LLMEngine:
         context_tokens: int | None = None,
         evidence_tokens: int = EVIDENCE_TOKENS,
         backstop: Classifier | None = None,
+        redact_pii: bool = True,
     ) -> None:
         self.budget = budget or Budget()
         self.caller = StructuredCaller(
@@ -120,6 +126,10 @@ class LLMEngine:
         #: The model's context window: the evidence in a prompt is trimmed to fit it.
         self.context_tokens = context_tokens or int(getattr(endpoint, "context_tokens", 0) or 0)
         self.evidence_tokens = evidence_tokens
+        #: Personal data becomes placeholders before a prompt is rendered (``redact.py``).
+        self.redact_pii = redact_pii
+        self._redactors: OrderedDict[str, Redactor] = OrderedDict()
+        self._redactors_lock = threading.Lock()
 
     def use_cache(self, cache: ResponseCache | None) -> None:
         """Keep validated replies in ``cache`` (the pipeline's store provides one)."""
@@ -127,6 +137,58 @@ class LLMEngine:
 
     def take_calls(self, ticket_id: str) -> list[CallRecord]:
         return self.caller.take_records(ticket_id)
+
+    # --- personal data ---------------------------------------------------------------------
+
+    def restore_draft(self, ticket_id: str, draft: Draft) -> Draft:
+        """``draft`` with the real values where the model echoed a placeholder, for the
+        pipeline's checks and the reviewer (never for a trace). Tool requests stay as the
+        model wrote them: they go to the gate and the trace, not to a person."""
+        redactor = self._known(ticket_id)
+        if redactor is None:
+            return draft
+        sentences = tuple(replace(s, text=redactor.restore(s.text)) for s in draft.sentences)
+        return replace(draft, sentences=sentences)
+
+    def conceal(self, ticket_id: str, text: str) -> str:
+        """``text`` with this ticket's personal data as placeholders again (for traces and the
+        audit log, which must not gain what :meth:`restore_draft` put back)."""
+        redactor = self._known(ticket_id)
+        return redactor.redact(text) if redactor is not None else text
+
+    def redacted_counts(self, ticket_id: str) -> dict[str, int]:
+        """How many distinct values of each kind this ticket's prompts carried as placeholders."""
+        redactor = self._known(ticket_id)
+        return redactor.counts() if redactor is not None else {}
+
+    def _known(self, ticket_id: str) -> Redactor | None:
+        with self._redactors_lock:
+            return self._redactors.get(ticket_id)
+
+    def _hider(self, ticket: Ticket) -> Callable[[str], str]:
+        """What every text of ``ticket``'s prompts passes through before it is rendered."""
+        if not self.redact_pii:
+            return lambda text: text
+        with self._redactors_lock:
+            redactor = self._redactors.get(ticket.id)
+            if redactor is None:
+                redactor = Redactor()
+                # The ticket's own values are numbered first, whichever stage asks first, so
+                # that the same ticket always renders the same prompts (the cache key).
+                redactor.redact(ticket.subject)
+                redactor.redact(ticket.body)
+                self._redactors[ticket.id] = redactor
+                while len(self._redactors) > REDACTORS_KEPT:
+                    self._redactors.popitem(last=False)
+            else:
+                self._redactors.move_to_end(ticket.id)
+        return redactor.redact
+
+    def _shown(self, ticket: Ticket, hide: Callable[[str], str]) -> Ticket:
+        customer = hide(ticket.customer) if ticket.customer else ticket.customer
+        return replace(
+            ticket, subject=hide(ticket.subject), body=hide(ticket.body), customer=customer
+        )
 
     # --- the Engine protocol -------------------------------------------------------------
 
@@ -145,10 +207,11 @@ class LLMEngine:
             {"code": code, "bucket": bucket.value, "description": text}
             for code, (bucket, text) in REASON_CODES.items()
         ]
+        hide = self._hider(ticket)
         reply = self.caller.ask(
             ticket.id,
             load_prompt("classify"),
-            {"ticket": ticket, "reason_codes": codes},
+            {"ticket": self._shown(ticket, hide), "reason_codes": codes},
             ClassifyReply,
         ).value
         decided = Classification(
@@ -171,15 +234,16 @@ class LLMEngine:
         verdict: Verdict | None = None,
     ) -> Draft:
         prompt = load_prompt("draft")
+        hide = self._hider(ticket)
         variables: dict[str, Any] = {
-            "ticket": ticket,
-            "previous": _sentences(previous) if previous is not None else [],
+            "ticket": self._shown(ticket, hide),
+            "previous": _sentences(previous, hide) if previous is not None else [],
             "problems": [
-                {"code": p.code, "message": p.message, "sentence": p.sentence}
+                {"code": p.code, "message": hide(p.message), "sentence": p.sentence}
                 for p in (verdict.problems if verdict is not None else ())
             ],
         }
-        variables["passages"] = self._fitting(prompt, variables, evidence)
+        variables["passages"] = self._fitting(prompt, variables, evidence, hide)
         ids = [p["id"] for p in variables["passages"]]
         tools = (DECOY_TOOL,) if self.demo_forbidden_post and previous is None else ()
         answer = self.caller.ask(
@@ -200,10 +264,14 @@ class LLMEngine:
         cited = set(draft.citations)
         shown = [h for h in evidence if h.id in cited] or list(evidence)
         prompt = load_prompt("check")
-        variables: dict[str, Any] = {"ticket": ticket, "sentences": _sentences(draft)}
+        hide = self._hider(ticket)
+        variables: dict[str, Any] = {
+            "ticket": self._shown(ticket, hide),
+            "sentences": _sentences(draft, hide),
+        }
         # Every cited passage, as far as the context window allows: the evidence budget is
         # for choosing what to draft from, not for hiding what a draft stands on.
-        variables["passages"] = self._fitting(prompt, variables, shown, budgeted=False)
+        variables["passages"] = self._fitting(prompt, variables, shown, hide, budgeted=False)
         ids = [p["id"] for p in variables["passages"]]
         reply = self.caller.ask(
             ticket.id, prompt, variables, CheckReply, schema=check_schema(ids)
@@ -215,13 +283,17 @@ class LLMEngine:
         prompt: Prompt,
         variables: dict[str, Any],
         evidence: Sequence[Hit],
+        hide: Callable[[str], str],
         *,
         budgeted: bool = True,
     ) -> list[dict[str, str]]:
         """The passages of ``evidence``, best first, as many as fit the evidence budget and the
         context window with the rest of the prompt and the reply; the last one kept may be
-        cut short."""
-        passages = _passages(evidence)
+        cut short. Their texts and titles pass through ``hide`` (other customers' personal
+        data is in resolved tickets); their ids do not (they are what a draft cites)."""
+        passages = [
+            {**p, "text": hide(p["text"]), "title": hide(p["title"])} for p in _passages(evidence)
+        ]
         if not passages:
             return passages
         room = self.evidence_tokens * CHARS_PER_TOKEN if budgeted else 10**9
@@ -247,20 +319,22 @@ class LLMEngine:
     def assess_evidence(self, ticket: Ticket, evidence: Sequence[Hit]) -> tuple[bool, str]:
         """Whether ``evidence`` can answer ``ticket``; asked only when the signals are ambiguous."""
         prompt = load_prompt("assess")
-        variables: dict[str, Any] = {"ticket": ticket}
-        variables["passages"] = self._fitting(prompt, variables, evidence)
+        hide = self._hider(ticket)
+        variables: dict[str, Any] = {"ticket": self._shown(ticket, hide)}
+        variables["passages"] = self._fitting(prompt, variables, evidence, hide)
         reply = self.caller.ask(ticket.id, prompt, variables, AssessReply).value
         return reply.sufficient, " ".join(reply.reason.split())[:300]
 
     def reformulate(self, ticket: Ticket, attempt: int, previous_query: str) -> str | None:
         """A new search query for retry ``attempt``, or None when the model has nothing new."""
-        reply = self.caller.ask(
-            ticket.id,
-            load_prompt("reformulate"),
-            {"ticket": ticket, "attempt": attempt, "previous_query": previous_query},
-            ReformulateReply,
-        ).value
-        query = " ".join((reply.query or "").split())
+        hide = self._hider(ticket)
+        variables = {
+            "ticket": self._shown(ticket, hide),
+            "attempt": attempt,
+            "previous_query": hide(previous_query),
+        }
+        reply = self.caller.ask(ticket.id, load_prompt("reformulate"), variables, ReformulateReply)
+        query = " ".join((reply.value.query or "").split())
         if not query or query.casefold() == " ".join(previous_query.split()).casefold():
             return None
         return query[:500]
@@ -358,8 +432,8 @@ def _sentence(text: str, citations: Sequence[str], known: Sequence[str]) -> Draf
     return DraftSentence(clean, cites)
 
 
-def _sentences(draft: Draft) -> list[dict[str, Any]]:
+def _sentences(draft: Draft, hide: Callable[[str], str]) -> list[dict[str, Any]]:
     return [
-        {"index": i, "text": s.text, "citations": list(s.citations)}
+        {"index": i, "text": hide(s.text), "citations": list(s.citations)}
         for i, s in enumerate(draft.sentences)
     ]

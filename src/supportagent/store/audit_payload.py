@@ -134,7 +134,8 @@ def agent_payload(
         "cited_doc_ids": _unique(c.split("#", 1)[0] for c in citations),
         "confidence": float(draft["confidence"]) if draft else None,
         "revisions": max(len(drafts) - 1, 0),
-        "response": str(draft.get("answer", "")) if draft else "",
+        # The draft as the model saw it: personal data stays a placeholder in the audit log.
+        "response": str(draft.get("redacted_answer") or draft.get("answer", "")) if draft else "",
         "retrieval_latency_ms": round(retrieval_ms, 3) if retrieves else None,
         "generation_latency_ms": (
             round(sum(float(e["duration_ms"]) for e in drafts), 3) if drafts else None

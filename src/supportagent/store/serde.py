@@ -27,6 +27,8 @@ def draft_to_json(draft: Draft) -> dict[str, Any]:
         "unanswered": list(draft.unanswered),
         "flags": list(draft.flags),
         "explanation": draft.explanation,
+        # Only when personal data was redacted: older rows and offline drafts stay as they were.
+        **({"redacted_answer": draft.redacted_answer} if draft.redacted_answer else {}),
     }
 
 
@@ -47,6 +49,7 @@ def draft_from_json(data: dict[str, Any]) -> Draft:
         unanswered=tuple(str(q) for q in data.get("unanswered", [])),
         flags=tuple(str(f) for f in data.get("flags", [])),
         explanation=str(data.get("explanation", "")),
+        redacted_answer=str(data.get("redacted_answer", "")),
     )
 
 
