@@ -27,7 +27,10 @@ print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set(heavy))))
 
 def _heavy_after(statement: str) -> list[str]:
     src = Path(__file__).resolve().parents[1] / "src"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]),
+    }
     code = _PROBE.format(statement=statement, heavy=HEAVY)
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
