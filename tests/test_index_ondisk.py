@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.embedding_fakes import HashingEmbedder
 
+from embedding_fakes import HashingEmbedder
 from supportagent.domain import DocKind, Document
 from supportagent.retrieval import ondisk
 from supportagent.retrieval.retriever import HybridRetriever
