@@ -215,3 +215,16 @@ def test_an_object_array_cannot_be_written(tmp_path: Path) -> None:
         ondisk.publish(tmp_path, "k", build, None)  # type: ignore[arg-type]
     assert ondisk.current_name(tmp_path) is None
     assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_an_index_folder_that_cannot_be_written_falls_back_to_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "index"
+    blocked.write_text("a file where the folder should be", encoding="utf-8")
+    docs = _documents()
+    with caplog.at_level("WARNING"):
+        retriever = HybridRetriever(docs, embedder=HashingEmbedder(), index_dir=blocked)
+    assert retriever.index_status.startswith("in memory (could not write")
+    assert "built in memory" in caplog.text
+    assert _rankings(retriever) == _rankings(HybridRetriever(docs, embedder=HashingEmbedder()))

@@ -12,6 +12,7 @@ redone; the BM25 tail is merged once it has grown (see ``bm25.py``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -27,6 +28,8 @@ from supportagent.retrieval.fusion import Fusion, reciprocal_rank_fusion, weight
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
+
+log = logging.getLogger(__name__)
 
 #: body: BM25 over the passage text; title: BM25 over the title and heading path (and, for a
 #: resolved ticket, its question); dense: cosine similarity of embeddings.
@@ -160,7 +163,13 @@ class HybridRetriever:
         docs = list(self._prepared.values())
         passages = tuple(p for doc in docs for p in doc.passages)
         documents = {doc.document.id: doc.document for doc in docs}
-        loaded = open_index(index_dir, passages, documents, self.embedder, progress)
+        try:
+            loaded = open_index(index_dir, passages, documents, self.embedder, progress)
+        except OSError as exc:  # a read-only or full disk: search still works, from memory
+            log.warning("cannot keep the search index in %s (%s); built in memory", index_dir, exc)
+            self.index_status = f"in memory (could not write {index_dir}: {exc.strerror or exc})"
+            self._prepared = self._embed(self._prepared, progress)
+            return self._build(self._prepared.values())
         self.index_status = loaded.status
         dense = None
         if self.embedder is not None and loaded.dense is not None and len(loaded.dense):
