@@ -76,6 +76,7 @@ def main() -> None:
                 if prepare is not None:
                     prepare()
                 times[name].append(run_once(argv, env))
+                print(f"  {name}: {times[name][-1][0]:.3f} s wall", flush=True)
             # leave the index in place for the next warm run
             subprocess.run(triage, env=env, check=True, stdout=subprocess.DEVNULL)
         print(f"load average after: {os.getloadavg()[0]:.2f}; median of {args.runs} runs\n")
