@@ -1,6 +1,10 @@
 """Start-up time of the command line, against `python -c pass` in the same run (issue 17).
 
-Run: .venv/bin/python bench/startup.py [--runs 7]
+Run: .venv/bin/python bench/startup.py [--runs 7] [--against OLD_SRC]
+
+``--against`` adds ``--help`` and the warm ``triage`` of another source tree (say
+``git archive <commit> src | tar -x -C /tmp/old``, then ``--against /tmp/old/src``), run
+alternately with this one in the same loop, for a before/after on the same machine load.
 
 Each case runs as a fresh process, ``--runs`` times, interleaved with the baseline so that a
 load change on the machine hits both alike. Reported: the median wall time, the median CPU
@@ -48,6 +52,7 @@ def run_once(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--against", type=Path, help="another tree's src/, run alternately")
     args = parser.parse_args()
     python = sys.executable
     cli = [python, "-c", "from supportagent.cli import main; main()"]
@@ -63,19 +68,25 @@ def main() -> None:
         def drop_index() -> None:
             shutil.rmtree(home / "index", ignore_errors=True)
 
-        cases: list[tuple[str, list[str], Callable[[], None] | None]] = [
-            ("python -c pass", [python, "-c", "pass"], None),
-            ("supportagent --help", [*cli, "--help"], None),
-            ("triage, warm (index on disk)", triage, None),
-            ("triage, index deleted first", triage, drop_index),
+        envs = {"": env}
+        if args.against is not None:
+            envs[" (against)"] = {**env, "PYTHONPATH": str(args.against.resolve())}
+        cases: list[tuple[str, list[str], Callable[[], None] | None, dict[str, str]]] = [
+            ("python -c pass", [python, "-c", "pass"], None, env),
         ]
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in cases}
+        for suffix, tree_env in envs.items():
+            cases += [
+                (f"supportagent --help{suffix}", [*cli, "--help"], None, tree_env),
+                (f"triage, warm (index on disk){suffix}", triage, None, tree_env),
+            ]
+        cases.append(("triage, index deleted first", triage, drop_index, env))
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _, _ in cases}
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         for _ in range(args.runs):
-            for name, argv, prepare in cases:
+            for name, argv, prepare, case_env in cases:
                 if prepare is not None:
                     prepare()
-                times[name].append(run_once(argv, env))
+                times[name].append(run_once(argv, case_env))
                 print(f"  {name}: {times[name][-1][0]:.3f} s wall", flush=True)
             # leave the index in place for the next warm run
             subprocess.run(triage, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -83,7 +94,7 @@ def main() -> None:
         base_wall = statistics.median(w for w, _ in times["python -c pass"])
         base_cpu = statistics.median(c for _, c in times["python -c pass"])
         print("| case | wall s | x pass | CPU s | x pass |\n| --- | ---: | ---: | ---: | ---: |")
-        for name, _, _ in cases:
+        for name, _, _, _ in cases:
             wall = statistics.median(w for w, _ in times[name])
             cpu = statistics.median(c for _, c in times[name])
             print(
