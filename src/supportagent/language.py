@@ -11,9 +11,15 @@ only.
 
 from __future__ import annotations
 
+import lzma
+import os
 import re
+import shutil
+import tempfile
 import threading
+from array import array
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 ENGLISH = "en"
@@ -81,17 +87,69 @@ _LOCK = threading.Lock()
 
 
 def _identifier() -> Any:
-    """py3langid's identifier, loaded once per process (about 0.4 s) and limited to CANDIDATES."""
+    """py3langid's identifier, loaded once per process and limited to CANDIDATES."""
     global _IDENTIFIER
     if _IDENTIFIER is None:
         with _LOCK:
             if _IDENTIFIER is None:
-                from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-                identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+                identifier = _load_identifier()
                 identifier.set_languages(CANDIDATES)
                 _IDENTIFIER = identifier
     return _IDENTIFIER
+
+
+def _cache_folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "supportagent"
+
+
+def _load_identifier() -> Any:
+    """The identifier, from an uncompressed copy of the wheel's model when there is one.
+
+    The wheel ships the model as an LZMA-compressed npz; decompressing it was most of a
+    one-shot ``triage``'s language check (about 0.3 s of 0.4). The plain npz is kept in the
+    user's cache folder, named after the source file's size and mtime, and read with
+    ``allow_pickle=False``; if the folder cannot be written, the compressed file is read as
+    before. Either way the identifier gets the very same arrays.
+    """
+    import numpy as np
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    source = Path(MODEL_FILE) if Path(MODEL_FILE).is_absolute() else Path(MODEL_DIR) / MODEL_FILE
+    stat = source.stat()
+    cached = _cache_folder() / f"langid-{stat.st_size}-{stat.st_mtime_ns}.npz"
+    try:
+        data = np.load(cached, allow_pickle=False)
+    except (OSError, ValueError):
+        data = None
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            with (
+                tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp,
+                lzma.open(source) as packed,
+            ):
+                shutil.copyfileobj(packed, tmp, length=1 << 20)
+            os.replace(tmp.name, cached)
+            data = np.load(cached, allow_pickle=False)
+        except (OSError, ValueError):
+            return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    with data:
+        return LanguageIdentifier(
+            np.asarray(data["ptc"]),
+            np.asarray(data["pc"]),
+            data["classes"].tolist(),
+            _as_array(data["nextmove"]),
+            data["out_feat"].tolist(),
+            norm_probs=True,
+            tk_row=_as_array(data["nextmove_row"]),
+        )
+
+
+def _as_array(values: Any) -> array[int]:
+    """A numpy unsigned array as the stdlib array py3langid's tables expect."""
+    out: array[int] = array({2: "H", 4: "I", 8: "L"}[values.dtype.itemsize])
+    out.frombytes(values.tobytes())
+    return out
 
 
 def detect_language(text: str, default: str = "en") -> Language:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -15,16 +16,13 @@ from supportagent.agent.safety import SafetyScreen, default_screen
 from supportagent.config import Settings
 from supportagent.domain import SafetyResult, Ticket
 from supportagent.engines.base import Engine
-from supportagent.engines.llm import LLMEngine
 from supportagent.engines.offline import OfflineEngine
 from supportagent.errors import UserError
 from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tickets
 from supportagent.llm.budget import Budget
-from supportagent.llm.chat import OpenAIChatModel
 from supportagent.llm.detect import probe_server
 from supportagent.llm.profiles import Probe, key_configured, resolve_endpoint
 from supportagent.store.audit_seal import AuditSeal, key_problem
-from supportagent.store.llm_records import StoreResponseCache
 from supportagent.store.store import Store
 
 
@@ -111,6 +109,9 @@ def build_engine(
         choice = "llm" if key_configured(settings) else "offline"
     if choice == "offline":
         return OfflineEngine(demo_forbidden_post=demo_forbidden_post)
+    from supportagent.engines.llm import LLMEngine  # not for offline runs: it loads the SDK
+    from supportagent.llm.chat import OpenAIChatModel
+
     endpoint = resolve_endpoint(settings, probe=probe)
     return LLMEngine(
         OpenAIChatModel(endpoint),
@@ -162,7 +163,10 @@ def build_pipeline(
         closing=settings.draft_closing,
         demo_forbidden_post=demo_forbidden_post,
     )
-    if isinstance(engine, LLMEngine):
+    llm = sys.modules.get("supportagent.engines.llm")  # an LLMEngine exists only if it is loaded
+    if llm is not None and isinstance(engine, llm.LLMEngine):
+        from supportagent.store.llm_records import StoreResponseCache
+
         engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
     knowledge = knowledge or Knowledge.from_store(store, settings)
     return Pipeline(store, knowledge, engine, config, build_screen(settings))

@@ -7,9 +7,12 @@ store's embedding cache, so a corpus is embedded once per model, not once per pr
 
 from __future__ import annotations
 
+import hashlib
+import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
@@ -59,6 +62,13 @@ def build_embedder(settings: Settings, cache: VectorCache | None = None) -> Embe
     return inner if cache is None else CachedEmbedder(inner, cache)
 
 
+def index_folder(home: Path, model_id: str | None) -> Path:
+    """Where the search index for one embedder lives under the data directory."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id or "no-embedder").strip("_")[:80]
+    digest = hashlib.sha256((model_id or "").encode()).hexdigest()[:8]
+    return home / "index" / f"{name}-{digest}"
+
+
 #: How far before its last look a sync reads again, for writes that committed late.
 SYNC_OVERLAP = timedelta(minutes=5)
 
@@ -73,6 +83,7 @@ class Knowledge:
         embedder: Embedder | str | None = DEFAULT_EMBEDDER,
         fusion: Fusion | None = None,
         progress: Progress | None = None,
+        index_dir: Path | None = None,
     ) -> None:
         if isinstance(embedder, str):
             if embedder != DEFAULT_EMBEDDER:
@@ -83,7 +94,7 @@ class Knowledge:
         self._revision: int | None = None
         self._language: str | None = None
         self.retriever = HybridRetriever(
-            documents, embedder=embedder, fusion=fusion, progress=progress
+            documents, embedder=embedder, fusion=fusion, progress=progress, index_dir=index_dir
         )
 
     @classmethod
@@ -102,7 +113,8 @@ class Knowledge:
         embedder = build_embedder(settings, StoreVectorCache(store))
         revision = store.document_revision()  # before reading: a later write is seen next time
         documents, newest = store.documents_changed_since(None)
-        knowledge = cls(documents, embedder=embedder, progress=progress)
+        folder = index_folder(settings.home, embedder.model_id if embedder else None)
+        knowledge = cls(documents, embedder=embedder, progress=progress, index_dir=folder)
         knowledge._synced_at, knowledge._revision = newest, revision
         return knowledge
 

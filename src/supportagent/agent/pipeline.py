@@ -34,8 +34,7 @@ from supportagent.domain import (
     TraceEvent,
     Verdict,
 )
-from supportagent.engines.base import Engine
-from supportagent.engines.llm import MeteredEngine
+from supportagent.engines.base import Engine, MeteredEngine
 from supportagent.errors import ModelError, UserError
 from supportagent.language import detect_language, language_name
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json

@@ -1,26 +1,30 @@
-"""The Typer app, its consoles and the helpers every command module shares."""
+"""The Typer app, its consoles and the helpers every command module shares.
+
+Only typer, rich and the standard library are imported here: this module is loaded for every
+invocation, `--help` included, so anything heavier is imported by the helper that needs it
+(see the comment in ``cli/__init__.py``).
+"""
 
 from __future__ import annotations
 
 import errno
+import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import pydantic
-import sqlalchemy as sa
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from supportagent.agent.knowledge import Knowledge
-from supportagent.config import Settings, load_settings
 from supportagent.errors import UserError
-from supportagent.store.failures import describe_database_failure
-from supportagent.store.store import Store
+
+if TYPE_CHECKING:
+    from supportagent.agent.knowledge import Knowledge
+    from supportagent.config import Settings
+    from supportagent.store.store import Store
 
 app = typer.Typer(
     help="Drafts grounded answers to support tickets for a human to review. Never sends them.",
@@ -48,6 +52,10 @@ def main_options(
     engine: EngineChoice | None = typer.Option(None, help="offline or llm (default: auto)."),
 ) -> None:
     """Global options; every command reads settings from here, the environment and .env."""
+    import pydantic
+
+    from supportagent.config import load_settings
+
     try:
         ctx.obj = load_settings(home=home, engine=engine.value if engine else None)
         _current_settings.set(ctx.obj)
@@ -60,6 +68,8 @@ def main_options(
 
 
 def settings_of(ctx: typer.Context) -> Settings:
+    from supportagent.config import Settings
+
     settings = ctx.obj
     assert isinstance(settings, Settings)
     return settings
@@ -67,6 +77,10 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 def load_knowledge(store: Store, settings: Settings) -> Knowledge:
     """The search index over the store, with a progress bar while passages are embedded."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from supportagent.agent.knowledge import Knowledge
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task("embedding passages", total=None)
@@ -85,12 +99,23 @@ def guard(action: Callable[[], T]) -> T:
         return action()
     except UserError as exc:
         message = str(exc)
-    except sa.exc.SQLAlchemyError as exc:
-        message = describe_database_failure(exc, _database_url())
     except OSError as exc:
         message = describe_os_failure(exc)
+    except Exception as exc:
+        if not _is_database_failure(exc):
+            raise
+        from supportagent.store.failures import describe_database_failure
+
+        message = describe_database_failure(exc, _database_url())
     err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # one line, unwrapped
     raise typer.Exit(1)
+
+
+def _is_database_failure(exc: Exception) -> bool:
+    """True for a SQLAlchemy error. SQLAlchemy is not imported to find out: an error of its
+    kind can only come from a run that already imported it."""
+    sqlalchemy = sys.modules.get("sqlalchemy")
+    return sqlalchemy is not None and isinstance(exc, sqlalchemy.exc.SQLAlchemyError)
 
 
 def _database_url() -> str:

@@ -8,19 +8,17 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
 from supportagent.errors import UserError
-from supportagent.insights import Gap, Stats, compute_stats, knowledge_gaps
-from supportagent.runtime import open_store
-from supportagent.store.audit import export_csv
-from supportagent.store.audit_verify import verify
+
+if TYPE_CHECKING:
+    from supportagent.insights import Gap, Stats
 
 audit_app = typer.Typer(
     help="The tamper-evident audit log of every decision: export it, verify it.",
@@ -35,6 +33,10 @@ def audit_export(
     out: Path | None = typer.Option(None, "--out", help="CSV file to write (default: stdout)."),
 ) -> None:
     """Write every audit event as CSV, one row per decision, in chain order."""
+    from supportagent.runtime import open_store
+    from supportagent.store.audit import export_csv
+    from supportagent.store.audit_verify import verify
+
     settings = settings_of(ctx)
 
     def run() -> None:
@@ -63,6 +65,9 @@ def audit_verify(
 ) -> None:
     """Check the chain, its head, the MACs and the head file; name every edited, inserted,
     deleted or forged event, and say what this proves. Exit 1 when anything is wrong."""
+    from supportagent.runtime import open_store
+    from supportagent.store.audit_verify import verify
+
     settings = settings_of(ctx)
 
     def run() -> int:
@@ -102,6 +107,9 @@ def stats(
     as_json: bool = typer.Option(False, "--json", help="Print the numbers as JSON."),
 ) -> None:
     """Outcomes and reviewer decisions; the headline is the share approved without edits."""
+    from supportagent.insights import compute_stats
+    from supportagent.runtime import open_store
+
     settings = settings_of(ctx)
 
     def run() -> None:
@@ -120,6 +128,9 @@ def gaps(
     as_json: bool = typer.Option(False, "--json", help="Print the gaps as JSON."),
 ) -> None:
     """Tickets escalated for weak evidence or rejected, grouped, with their nearest articles."""
+    from supportagent.insights import knowledge_gaps
+    from supportagent.runtime import open_store
+
     settings = settings_of(ctx)
 
     def run() -> None:
@@ -142,6 +153,8 @@ def gaps(
 
 
 def _print_stats(s: Stats) -> None:
+    from rich.table import Table
+
     if s.unedited_share is None:
         console.print(f"[bold]No draft has been reviewed yet[/bold] ({s.pending_review} pending).")
     else:

@@ -7,32 +7,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
-from supportagent.domain import Status, Ticket, id_problem
 from supportagent.errors import UserError
-from supportagent.ingest import Progress as FileProgress
-from supportagent.ingest import read_kb, read_resolved, read_tickets
-from supportagent.labels import bucket_accuracy, misses_by_kind, read_labels
-from supportagent.reasons import explain, one_line
-from supportagent.render import outcome_table, print_problems, trace_timeline
-from supportagent.review import amend, approve, reject
-from supportagent.run_report import exit_code
-from supportagent.runtime import (
-    build_engine,
-    build_pipeline,
-    demo_path,
-    describe_engine,
-    load_demo,
-    open_store,
-    usage_summary,
-)
-from supportagent.scheduler import run_inbox
+
+if TYPE_CHECKING:
+    from supportagent.domain import Status, Ticket
+    from supportagent.ingest import Progress as FileProgress
 
 
 class IngestKind(StrEnum):
@@ -66,6 +51,10 @@ def ingest(
 
     `ingest folder DIR` loads DIR/docs, DIR/resolved and DIR/inbox in one transaction: all of
     it, or nothing when anything is wrong."""
+    from supportagent.ingest import read_kb, read_resolved, read_tickets
+    from supportagent.render import print_problems
+    from supportagent.runtime import open_store
+
     settings = settings_of(ctx)
 
     def run() -> int:
@@ -111,6 +100,8 @@ def ingest(
 @contextmanager
 def _file_progress(description: str) -> Iterator[FileProgress]:
     """A progress bar over the files of an ingest, on stderr; gone once the files are read."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
         task = bar.add_task(description, total=None)
@@ -124,6 +115,8 @@ def _file_progress(description: str) -> Iterator[FileProgress]:
 @app.command("load-demo")
 def load_demo_command(ctx: typer.Context) -> None:
     """Load the demo corpus and inbox shipped with the package."""
+    from supportagent.render import print_problems
+    from supportagent.runtime import load_demo, open_store
 
     def run() -> None:
         store = open_store(settings_of(ctx))
@@ -140,6 +133,9 @@ def load_demo_command(ctx: typer.Context) -> None:
 @app.command("list-data")
 def list_data(ctx: typer.Context) -> None:
     """What the store holds: documents by kind and tickets by status."""
+    from rich.table import Table
+
+    from supportagent.runtime import open_store
 
     def run() -> None:
         store = open_store(settings_of(ctx))
@@ -174,6 +170,17 @@ def agent(
     ),
 ) -> None:
     """Run the agent on one ticket and print its trace as a timeline."""
+    from supportagent.domain import Status
+    from supportagent.reasons import one_line
+    from supportagent.render import trace_timeline
+    from supportagent.runtime import (
+        build_engine,
+        build_pipeline,
+        describe_engine,
+        open_store,
+        usage_summary,
+    )
+
     settings = settings_of(ctx)
 
     def run() -> None:
@@ -212,6 +219,19 @@ def inbox(
     max_tickets: int | None = typer.Option(None, min=1, help="Stop after this many tickets."),
 ) -> None:
     """Work through every unhandled ticket, then print outcomes and bucket accuracy."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from supportagent.render import outcome_table
+    from supportagent.run_report import exit_code
+    from supportagent.runtime import (
+        build_engine,
+        build_pipeline,
+        describe_engine,
+        open_store,
+        usage_summary,
+    )
+    from supportagent.scheduler import run_inbox
+
     settings = settings_of(ctx)
 
     def run() -> int:
@@ -247,6 +267,8 @@ def inbox(
 
 def _check_id(ticket_id: str) -> None:
     """The same id rule as ingest and the API, before the id reaches the store."""
+    from supportagent.domain import id_problem
+
     problem = id_problem(ticket_id)
     if problem is not None:
         shown = repr(ticket_id if len(ticket_id) <= 40 else ticket_id[:40] + "...")
@@ -256,6 +278,9 @@ def _check_id(ticket_id: str) -> None:
 def _print_accuracy(
     labels_path: Path | None, predicted: dict[str, str | None], tickets: list[tuple[Ticket, Status]]
 ) -> None:
+    from supportagent.labels import bucket_accuracy, misses_by_kind, read_labels
+    from supportagent.runtime import demo_path
+
     if labels_path is None:
         default = demo_path() / "labels.jsonl"
         demo_ids = set(read_labels(default)) if default.exists() else set()
@@ -277,6 +302,9 @@ def _print_accuracy(
 @app.command("review-queue")
 def review_queue(ctx: typer.Context) -> None:
     """Drafts waiting for a human, newest first."""
+    from supportagent.domain import Status
+    from supportagent.reasons import explain
+    from supportagent.runtime import open_store
 
     def run() -> None:
         store = open_store(settings_of(ctx))
@@ -307,6 +335,9 @@ def review(
     reviewer: str = typer.Option("cli", help="Who decides (recorded with the decision)."),
 ) -> None:
     """Decide on a pending draft. Approved and amended answers join the resolved corpus."""
+    from supportagent.review import amend, approve, reject
+    from supportagent.runtime import open_store
+
     settings = settings_of(ctx)
 
     def run() -> None:
@@ -395,6 +426,8 @@ def ui(
 
     Beyond loopback it needs SUPPORTAGENT_TOKEN; every page and API call then asks for it.
     """
+    from supportagent.runtime import load_demo, open_store
+
     settings = settings_of(ctx)
 
     def run() -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
+from typing import TYPE_CHECKING
+
 import typer
 from rich.markup import escape
 
 from supportagent.cli.app import app, console, guard, settings_of
 from supportagent.errors import UserError
-from supportagent.runtime import load_demo, open_store
-from supportagent.store.store import Store
+
+if TYPE_CHECKING:
+    from supportagent.store.store import Store
 
 #: Kept across a reset: cached embeddings depend only on the text, and rebuilding them is the
 #: slow part of a first start.
@@ -18,6 +20,8 @@ KEPT_TABLES = frozenset({"embedding_cache"})
 
 def reset_store(store: Store) -> list[str]:
     """Drop every table of ours except the embedding cache; returns the tables dropped."""
+    import sqlalchemy as sa
+
     metadata = sa.MetaData()
     metadata.reflect(store.engine)
     doomed = [table for table in metadata.sorted_tables if table.name not in KEPT_TABLES]
@@ -33,6 +37,8 @@ def reset_demo(
     yes: bool = typer.Option(False, "--yes", help="Do it without asking."),
 ) -> None:
     """Delete every ticket, draft, review, action and audit event, then load the demo again."""
+    from supportagent.runtime import load_demo, open_store
+
     settings = settings_of(ctx)
 
     def run() -> None:

@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from supportagent.cli.app import console, err, guard, settings_of
 from supportagent.cli.evaluate import eval_app
-from supportagent.evals.checker import CheckerReport, evaluate_checker, read_claims
-from supportagent.evals.results import save_result
-from supportagent.evals.run import RunReport, run_eval
-from supportagent.render import print_problems
+
+if TYPE_CHECKING:
+    from supportagent.evals.checker import CheckerReport
+    from supportagent.evals.run import RunReport
 
 
 @eval_app.command("run")
@@ -32,6 +30,12 @@ def eval_run(
     as_json: bool = typer.Option(False, "--json", help="Print tickets and summary as JSON."),
 ) -> None:
     """Every ticket through the whole pipeline in a fresh temporary store, then the scores."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from supportagent.evals.results import save_result
+    from supportagent.evals.run import run_eval
+    from supportagent.render import print_problems
+
     settings = settings_of(ctx)
 
     def run() -> RunReport:
@@ -59,6 +63,8 @@ def eval_run(
 
 
 def print_run(report: RunReport) -> None:
+    from rich.table import Table
+
     table = Table(title=f"{escape(report.dataset)}: {len(report.tickets)} tickets, {report.engine}")
     for column in ("id", "status", "reason", "bucket", "cites", "flags", "conf", "answer"):
         table.add_column(column)
@@ -111,6 +117,12 @@ def eval_checker(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Balanced accuracy, and precision and recall on 'unsupported', of each checker."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from supportagent.evals.checker import evaluate_checker, read_claims
+    from supportagent.evals.results import save_result
+
     settings = settings_of(ctx)
 
     def run() -> CheckerReport:

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from supportagent.cli.app import console, err, guard, settings_of
 from supportagent.cli.evaluate import eval_app
-from supportagent.evals.results import save_result
-from supportagent.evals.triage import BUCKETS, TriageReport, evaluate_triage, read_triage, select
-from supportagent.runtime import build_engine, build_screen, describe_engine
+
+if TYPE_CHECKING:
+    from supportagent.evals.triage import TriageReport
 
 MISSES_SHOWN = 15
 
@@ -28,6 +27,12 @@ def eval_triage(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Safety gate and classifier on labelled tickets: accuracy, confusion, misses."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from supportagent.evals.results import save_result
+    from supportagent.evals.triage import evaluate_triage, read_triage, select
+    from supportagent.runtime import build_engine, build_screen, describe_engine
+
     settings = settings_of(ctx)
 
     def run() -> TriageReport:
@@ -57,6 +62,10 @@ def eval_triage(
 
 
 def print_triage(report: TriageReport) -> None:
+    from rich.table import Table
+
+    from supportagent.evals.triage import BUCKETS
+
     console.print(
         f"{escape(report.dataset)}: {report.total} tickets, engine {escape(report.engine)}; "
         f"bucket accuracy [bold]{report.accuracy():.1%}[/bold]"

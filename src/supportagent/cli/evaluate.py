@@ -5,18 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from supportagent.agent.knowledge import build_embedder
 from supportagent.cli.app import app, console, err, guard, settings_of
 from supportagent.errors import UserError
-from supportagent.retrieval.eval import DEFAULT_VARIANT, EvalReport, evaluate_retrieval, read_beir
-from supportagent.runtime import open_store
-from supportagent.store.embeddings import StoreVectorCache
+
+if TYPE_CHECKING:
+    from supportagent.retrieval.eval import EvalReport
 
 eval_app = typer.Typer(help="Measure the agent on labelled data.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
@@ -41,6 +39,13 @@ def eval_retrieval(
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
 ) -> None:
     """Recall@k, MRR and nDCG@10 for BM25 alone, dense alone and each fusion."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from supportagent.agent.knowledge import build_embedder
+    from supportagent.retrieval.eval import evaluate_retrieval, read_beir
+    from supportagent.runtime import open_store
+    from supportagent.store.embeddings import StoreVectorCache
+
     settings = settings_of(ctx)
 
     def run() -> EvalReport:
@@ -80,6 +85,10 @@ def eval_retrieval(
 
 
 def print_report(report: EvalReport) -> None:
+    from rich.table import Table
+
+    from supportagent.retrieval.eval import DEFAULT_VARIANT
+
     table = Table(
         title=(
             f"{escape(report.dataset)}: {report.queries} queries, {report.documents} documents "

@@ -8,22 +8,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Group, RenderableType
-from rich.live import Live
 from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
-from supportagent.agent.pipeline import Pipeline
 from supportagent.cli.app import app, console, err, guard, load_knowledge, settings_of
-from supportagent.config import Settings
-from supportagent.render import outcome_table
-from supportagent.run_report import Caps, RunSummary, Snapshot, exit_code
-from supportagent.runtime import build_engine, build_pipeline, open_store
-from supportagent.scheduler import Scheduler
-from supportagent.store.claims import Claims
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from supportagent.agent.pipeline import Pipeline
+    from supportagent.config import Settings
+    from supportagent.run_report import Caps, RunSummary, Snapshot
+    from supportagent.store.claims import Claims
 
 LEASE_HELP = (
     "Seconds a claim lasts without renewal; a dead worker's tickets return after this long."
@@ -64,6 +62,11 @@ def schedule(
             return work(stop)
 
     def work(stop: threading.Event) -> int:
+        from rich.live import Live
+
+        from supportagent.run_report import Caps, exit_code
+        from supportagent.scheduler import Scheduler
+
         claims, pipeline = _agent(settings, lease)
         if retry_escalated:
             console.print(f"{claims.requeue_escalated()} escalated tickets put back in the inbox.")
@@ -121,6 +124,9 @@ def worker(
             return work(stop)
 
     def work(stop: threading.Event) -> int:
+        from supportagent.run_report import Caps, exit_code
+        from supportagent.scheduler import Scheduler
+
         claims, pipeline = _agent(settings, lease)
         scheduler = Scheduler(
             pipeline,
@@ -150,6 +156,9 @@ def worker(
 
 def _agent(settings: Settings, lease: float) -> tuple[Claims, Pipeline]:
     """What `schedule` and `worker` run: claims on the store and the pipeline over it."""
+    from supportagent.runtime import build_engine, build_pipeline, open_store
+    from supportagent.store.claims import Claims
+
     store = open_store(settings)
     pipeline = build_pipeline(
         settings, store, build_engine(settings), load_knowledge(store, settings)
@@ -199,6 +208,10 @@ def _used(used: int, cap: int | None) -> str:
 
 def _view(snapshot: Snapshot) -> RenderableType:
     """The live view: tickets in flight with their stage, then what the caps have used."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="In flight", expand=False)
     for column in ("ticket", "attempt", "stage", "seconds"):
         table.add_column(column)
@@ -221,6 +234,8 @@ def _view(snapshot: Snapshot) -> RenderableType:
 
 
 def _print_summary(summary: RunSummary, caps: Caps) -> None:
+    from supportagent.render import outcome_table
+
     console.print(
         f"{summary.processed} tickets handled in {summary.seconds:.1f} s "
         f"(stopped by: {summary.stopped_by})."

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from supportagent.domain import (
     Bucket,
@@ -28,6 +28,7 @@ from supportagent.domain import (
     ToolRequest,
     Verdict,
 )
+from supportagent.engines.base import MeteredEngine as MeteredEngine  # where it used to live
 from supportagent.engines.classifier import Classifier, sure_by_rules
 from supportagent.engines.llm_replies import (
     REASON_CODES,
@@ -86,13 +87,6 @@ DECOY_TOOL = ToolSpec(
         "required": ["ticket_id", "text"],
     },
 )
-
-
-@runtime_checkable
-class MeteredEngine(Protocol):
-    """An engine that calls a model and keeps a record of each call for the pipeline."""
-
-    def take_calls(self, ticket_id: str) -> list[CallRecord]: ...
 
 
 class LLMEngine:

@@ -14,14 +14,15 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import openai
+from typing import TYPE_CHECKING, Any, Protocol
 
 from supportagent.errors import ModelError, UserError
 from supportagent.llm.budget import estimate_tokens
 from supportagent.llm.profiles import Endpoint, Profile
 from supportagent.llm.retry import RetryPolicy, retry_after_seconds
+
+if TYPE_CHECKING:
+    import openai
 
 #: HTTP statuses worth another try: the server is busy, overloaded or briefly broken.
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -144,6 +145,8 @@ class OpenAIChatModel:
         self.timeout = timeout or endpoint.timeout
         self.retry = retry or RetryPolicy()
         self._sleep, self._clock, self._rng = sleep, clock, rng
+        import openai  # here, not at module import: the offline engine never needs the SDK
+
         # The SDK's own retries are off: ours count, bound the total time and are recorded.
         self._client = openai.OpenAI(
             api_key=endpoint.api_key.get_secret_value(),
@@ -153,6 +156,8 @@ class OpenAIChatModel:
         )
 
     def complete(self, request: ChatRequest, meter: RequestMeter | None = None) -> ChatReply:
+        import openai
+
         params = request_params(self.endpoint.profile, self.model, request)
         started = self._clock()
         retries = 0
@@ -213,6 +218,8 @@ class OpenAIChatModel:
         return describe_error(exc).replace(secret, "***")
 
     def _translate(self, exc: openai.APIError) -> Exception:
+        import openai
+
         where = self.endpoint.base_url
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return UserError(
@@ -231,6 +238,8 @@ class OpenAIChatModel:
 
 
 def _retryable(exc: openai.APIError) -> bool:
+    import openai
+
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
     status = getattr(exc, "status_code", 0)

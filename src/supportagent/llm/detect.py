@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from supportagent.llm.profiles import LOCAL_TIMEOUT, Detection, is_local_url
+
+if TYPE_CHECKING:
+    import httpx
 
 #: Seconds to connect: a server that is up accepts at once.
 CONNECT_TIMEOUT = 3.0
@@ -88,6 +89,8 @@ def probe_server(base_url: str) -> Detection:
 
 
 def _ask(base_url: str) -> Detection:
+    import httpx  # only when a server is probed: the offline engine never needs it
+
     base = base_url.rstrip("/")
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     version = props = None
@@ -107,6 +110,8 @@ def _ask(base_url: str) -> Detection:
 
 
 def _get(client: httpx.Client, url: str) -> Any:
+    import httpx
+
     try:
         response = client.get(url)
     except httpx.HTTPError:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +173,38 @@ class BM25Index:
         merged = _postings(docs_tokens, 0, avgdl, with_idf=True)
         empty = _postings((), 0, avgdl, with_idf=False)
         return cls(merged, empty, len(docs_tokens), len(docs_tokens), avgdl)
+
+    def to_arrays(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
+        """The merged index as plain arrays and numbers, for ``ondisk`` (no tail allowed)."""
+        if self._tail_tokens:
+            raise ValueError("merge the index before saving it (it has an unmerged tail)")
+        tokens = [b""] * len(self._merged.vocab)
+        for token, i in self._merged.vocab.items():
+            tokens[i] = token.encode("utf-8")
+        ends = np.cumsum([len(t) for t in tokens], dtype=np.int64)
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "vocab": np.frombuffer(b"".join(tokens), dtype=np.uint8),
+            "vocab_ends": ends,
+            "start": self._merged.start,
+            "docs": self._merged.docs,
+            "weights": self._merged.weights,
+        }
+        return arrays, {"size": self._size, "avgdl": self._avgdl}
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: Mapping[str, npt.NDArray[Any]], size: int, avgdl: float
+    ) -> BM25Index:
+        """The index ``to_arrays`` saved; the postings stay as given (memory-mapped, read-only)."""
+        blob = arrays["vocab"].tobytes()
+        vocab: dict[str, int] = {}
+        begin = 0
+        for i, end in enumerate(arrays["vocab_ends"].tolist()):
+            vocab[blob[begin:end].decode("utf-8")] = i
+            begin = end
+        merged = _Postings(vocab, arrays["start"], arrays["docs"], arrays["weights"])
+        empty = _postings((), 0, avgdl, with_idf=False)
+        return cls(merged, empty, size, size, avgdl)
 
     def with_added(self, docs_tokens: Iterable[Sequence[str]]) -> BM25Index:
         """This index plus documents appended after the last one (positions continue)."""

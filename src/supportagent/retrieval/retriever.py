@@ -12,10 +12,12 @@ redone; the BM25 tail is merged once it has grown (see ``bm25.py``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -24,7 +26,10 @@ from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
 from supportagent.retrieval.fusion import Fusion, reciprocal_rank_fusion, weighted_score_fusion
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
+from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
+
+log = logging.getLogger(__name__)
 
 #: body: BM25 over the passage text; title: BM25 over the title and heading path (and, for a
 #: resolved ticket, its question); dense: cosine similarity of embeddings.
@@ -40,12 +45,26 @@ _RECENT_SCORES = 8
 
 @dataclass(frozen=True, slots=True)
 class _Prepared:
-    """One document's passages, tokens and vectors, kept so a rebuild never redoes them."""
+    """One document's passages, tokens and vectors, kept so a rebuild never redoes them.
+
+    ``tokens`` is filled on first use for a document whose index came from disk: mapping the
+    index needs no tokens, only a later merge or rebuild does.
+    """
 
     document: Document
     passages: tuple[Passage, ...]
-    tokens: Mapping[str, tuple[tuple[str, ...], ...]]
+    tokens: dict[str, tuple[tuple[str, ...], ...]]
     vectors: Vectors | None = None
+
+    def tokens_of(self, signal: str) -> tuple[tuple[str, ...], ...]:
+        found = self.tokens.get(signal)
+        if found is None:
+            if signal == "body":
+                found = tuple(tuple(tokenize(p.text)) for p in self.passages)
+            else:
+                found = tuple(tuple(tokenize(title_text(p, self.document))) for p in self.passages)
+            self.tokens[signal] = found  # a race tokenizes twice; both results are equal
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +78,12 @@ class _Snapshot:
     masks: dict[frozenset[DocKind], Mask] = field(default_factory=dict)
 
 
-def _prepare(document: Document) -> _Prepared:
-    passages = tuple(split_passages(document))
-    tokens = {
-        "body": tuple(tuple(tokenize(p.text)) for p in passages),
-        "title": tuple(tuple(tokenize(title_text(p, document))) for p in passages),
-    }
-    return _Prepared(document, passages, tokens)
+def _prepare(document: Document, *, tokenized: bool = True) -> _Prepared:
+    prepared = _Prepared(document, tuple(split_passages(document)), {})
+    if tokenized:
+        for signal in LEXICAL:
+            prepared.tokens_of(signal)
+    return prepared
 
 
 _KIND_CODES = {kind: code for code, kind in enumerate(DocKind)}
@@ -76,8 +94,9 @@ class _GrowingRows:
     costs its own rows, not a copy of all of them. A snapshot keeps a view of the rows that
     existed when it was taken; later appends write past that view and never disturb it."""
 
-    def __init__(self, rows: Vectors) -> None:
-        self._data = np.array(rows, dtype=np.float32)
+    def __init__(self, rows: Vectors, *, copy: bool = True) -> None:
+        # copy=False keeps memory-mapped rows mapped (shared pages); the first append copies.
+        self._data = np.array(rows, dtype=np.float32) if copy else rows
         self._count = len(rows)
 
     def view(self) -> Vectors:
@@ -108,7 +127,10 @@ class HybridRetriever:
         embedder: Embedder | None = None,
         fusion: Fusion | None = None,
         progress: Progress | None = None,
+        index_dir: Path | None = None,
     ) -> None:
+        """``index_dir``: keep the index there (see ``persisted.py``), mapped by every process
+        that opens the same corpus; None builds it in memory."""
         self.fusion = fusion or Fusion()
         self._check_fusion(self.fusion)
         self.embedder = embedder
@@ -122,10 +144,44 @@ class HybridRetriever:
         )
         # Insertion-ordered; a replaced document keeps its place, so order is deterministic.
         self._prepared: dict[str, _Prepared] = {}
+        #: How this retriever's index came to be: built in memory, mapped from disk, or built
+        #: and saved (with the reason).
+        self.index_status = "in memory"
+        if index_dir is not None:
+            for document in documents:
+                self._prepared[document.id] = _prepare(document, tokenized=False)
+            self._snapshot = self._open(index_dir, progress)
+            return
         for document in documents:
             self._prepared[document.id] = _prepare(document)
         self._prepared = self._embed(self._prepared, progress)
         self._snapshot = self._build(self._prepared.values())
+
+    def _open(self, index_dir: Path, progress: Progress | None) -> _Snapshot:
+        """The snapshot over the index on disk (built and saved first when it is missing,
+        damaged or out of date); the documents' vectors are views of the mapped rows."""
+        docs = list(self._prepared.values())
+        passages = tuple(p for doc in docs for p in doc.passages)
+        documents = {doc.document.id: doc.document for doc in docs}
+        try:
+            loaded = open_index(index_dir, passages, documents, self.embedder, progress)
+        except OSError as exc:  # a read-only or full disk: search still works, from memory
+            log.warning("cannot keep the search index in %s (%s); built in memory", index_dir, exc)
+            self.index_status = f"in memory (could not write {index_dir}: {exc.strerror or exc})"
+            self._prepared = self._embed(self._prepared, progress)
+            return self._build(self._prepared.values())
+        self.index_status = loaded.status
+        dense = None
+        if self.embedder is not None and loaded.dense is not None and len(loaded.dense):
+            self._rows = _GrowingRows(loaded.dense, copy=False)
+            dense = self._rows.view()
+            start = 0
+            for doc in docs:
+                end = start + len(doc.passages)
+                self._prepared[doc.document.id] = replace(doc, vectors=dense[start:end])
+                start = end
+        by_id = {p.id: i for i, p in enumerate(passages)}
+        return _Snapshot(passages, by_id, dict(loaded.indexes), _kind_codes(passages), dense)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -379,7 +435,7 @@ class HybridRetriever:
         docs = list(prepared)
         passages = tuple(p for doc in docs for p in doc.passages)
         indexes = {
-            s: BM25Index.from_tokens([t for doc in docs for t in doc.tokens[s]]) for s in LEXICAL
+            s: BM25Index.from_tokens([t for doc in docs for t in doc.tokens_of(s)]) for s in LEXICAL
         }
         dense = None
         self._rows = None
@@ -398,9 +454,9 @@ class HybridRetriever:
         passages = snapshot.passages + fresh.passages
         indexes: dict[str, BM25Index] = {}
         for signal in LEXICAL:
-            index = snapshot.indexes[signal].with_added(fresh.tokens[signal])
+            index = snapshot.indexes[signal].with_added(fresh.tokens_of(signal))
             if index.needs_merge:
-                index = BM25Index.from_tokens([t for d in everything for t in d.tokens[signal]])
+                index = BM25Index.from_tokens([t for d in everything for t in d.tokens_of(signal)])
             indexes[signal] = index
         dense = snapshot.dense
         if fresh.vectors is not None and len(fresh.vectors):

@@ -1,0 +1,68 @@
+"""The command line imports only what a command needs when it runs (issue 17, item 3).
+
+A correctness check, not a timing one: importing ``supportagent.cli`` (which registers every
+command, as ``supportagent --help`` does) must not load the heavy libraries. Each check runs in
+a fresh interpreter, since this test process has imported them all long ago.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("openai", "sqlalchemy", "numpy", "onnxruntime", "fastapi", "bm25s", "pydantic_settings")
+
+_PROBE = """
+import json, sys
+{statement}
+heavy = {heavy!r}
+print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set(heavy))))
+"""
+
+
+def _heavy_after(statement: str) -> list[str]:
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]),
+    }
+    code = _PROBE.format(statement=statement, heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    assert _heavy_after("import supportagent.cli") == []
+
+
+def test_help_loads_no_heavy_library() -> None:
+    statement = (
+        "from supportagent.cli import app\n"
+        "try:\n"
+        "    app(['--help'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass"
+    )
+    assert _heavy_after(statement) == []
+
+
+@pytest.mark.parametrize("command", ["triage", "worker", "eval", "audit"])
+def test_a_commands_help_loads_no_heavy_library(command: str, tmp_path: Path) -> None:
+    # A sub-command's --help runs the global callback (settings) but not the command itself.
+    statement = (
+        "from supportagent.cli import app\n"
+        "try:\n"
+        f"    app([{command!r}, '--help'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass"
+    )
+    loaded = _heavy_after(statement)
+    assert not set(loaded) & {"openai", "sqlalchemy", "numpy", "onnxruntime", "fastapi", "bm25s"}
