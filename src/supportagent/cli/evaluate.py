@@ -14,6 +14,8 @@ from rich.table import Table
 from supportagent.agent.knowledge import build_embedder
 from supportagent.cli.app import app, console, err, guard, settings_of
 from supportagent.errors import UserError
+from supportagent.evals.results import save_result
+from supportagent.evals.retrieval_result import retrieval_result
 from supportagent.retrieval.eval import DEFAULT_VARIANT, EvalReport, evaluate_retrieval, read_beir
 from supportagent.runtime import open_store
 from supportagent.store.embeddings import StoreVectorCache
@@ -66,9 +68,11 @@ def eval_retrieval(
                 def queried(done: int, total: int) -> None:
                     progress.update(query_task, completed=done, total=total)
 
-                return evaluate_retrieval(
+                report = evaluate_retrieval(
                     data, embedder, ks, on_embedding=embedded, on_query=queried
                 )
+            save_result(retrieval_result(report, str(dataset)), settings.home)
+            return report
         finally:
             store.close()
 
