@@ -126,19 +126,25 @@ def eval_checker(
     ctx: typer.Context,
     dataset: Path = typer.Argument(..., help="A checker JSONL file (claims.jsonl) or its folder."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Only a fixed sample of N answers (picked by id hash)."
+    ),
 ) -> None:
     """Balanced accuracy, and precision and recall on 'unsupported', of each checker."""
+    from supportagent.evals.sample import sample, sampled_name
+
     settings = settings_of(ctx)
 
     def run() -> CheckerReport:
-        claims = read_claims(dataset)
+        every = read_claims(dataset)
+        claims = sample(every, limit, lambda claim: claim.id)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
             task = bar.add_task("answers", total=None)
             report = evaluate_checker(
                 settings,
                 claims,
-                str(dataset),
+                sampled_name(str(dataset), limit, len(every)),
                 on_progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
         save_result(report.result(), settings.home)
