@@ -49,9 +49,7 @@ def test_the_plan_runs_each_found_set_and_names_what_it_skips(tmp_path: Path) ->
     assert {f"skipping {n}: not found in any eval folder" for n in missing} <= set(skipped)
     # Once the command exists, the injection set runs, with no code change here.
     steps, _ = plan(datasets, demo, limit=None, commands=(*COMMANDS, "injection"))
-    assert ("eval", "injection", str(shared / "bipia_email" / "attacks.jsonl")) in [
-        s.args for s in steps
-    ]
+    assert ("eval", "injection", str(shared / "bipia_email")) in [s.args for s in steps]
 
 
 def test_paths_are_shown_as_typed_from_the_working_folder(tmp_path: Path) -> None:

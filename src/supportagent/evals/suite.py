@@ -71,10 +71,15 @@ def plan(
             if not (data.path / "resolved.jsonl").is_file():
                 skipped.append(f"skipping run on {data.name}: no resolved.jsonl beside its kb/")
                 continue
-        else:
+        elif kind in LIMITED:
             args = ("eval", kind, at(data.path))
-            if kind in LIMITED and limit is not None:
+            if limit is not None:
                 args += ("--limit", str(limit))
+        else:
+            # An eval this module does not know (injection, or one added later) gets the
+            # dataset's folder, the one argument every eval command here accepts.
+            folder = data.path if data.path.is_dir() else data.path.parent
+            args = ("eval", kind, at(folder))
         steps.append(Step(f"{kind}: {data.name}", args))
     names = {d.name for d in found}
     skipped += [
