@@ -86,3 +86,28 @@ def test_eval_triage_limit_runs_a_named_sample(tmp_path: Path) -> None:
     data = json.loads(saved.read_text("utf-8"))
     assert data["dataset"] == f"{dataset} (sample of 5)"
     assert data["details"]["tickets"] == 5
+
+
+def test_a_retrieval_report_becomes_a_result_default_variant_first() -> None:
+    from supportagent.evals.retrieval_result import retrieval_result
+    from supportagent.retrieval.eval import DEFAULT_VARIANT, EvalReport
+
+    scores = {"recall@1": 0.5, "recall@3": 0.75, "recall@10": 0.9, "mrr": 0.6, "ndcg@10": 0.7}
+    report = EvalReport(
+        "eval",
+        3,
+        4,
+        2,
+        "minilm",
+        (1, 3),
+        {"dense": scores, DEFAULT_VARIANT: {**scores, "mrr": 0.8}},
+    )
+    result = retrieval_result(report, "src/supportagent/demo/eval")
+    assert (result.kind, result.dataset) == ("retrieval", "src/supportagent/demo/eval")
+    assert list(result.metrics)[:4] == [
+        f"{DEFAULT_VARIANT}.recall@1", f"{DEFAULT_VARIANT}.recall@3",
+        f"{DEFAULT_VARIANT}.mrr", f"{DEFAULT_VARIANT}.ndcg@10",
+    ]  # fmt: skip
+    assert result.metrics[f"{DEFAULT_VARIANT}.mrr"].value == 0.8
+    assert "dense.recall@10" not in result.metrics  # a cut-off not asked for
+    assert result.details["variants"]["dense"]["recall@10"] == 0.9
