@@ -128,13 +128,19 @@ def test_compare_pairs_metrics_by_eval_and_dataset() -> None:
 def test_compare_command_prints_better_and_worse(tmp_path: Path) -> None:
     _, a = write_report(_results(acc=0.8, alarms=0.1), tmp_path / "a")
     _, b = write_report(_results(acc=0.9, alarms=0.3), tmp_path / "b")
-    done = CliRunner().invoke(app, ["eval", "compare", str(a), str(b)], env={"COLUMNS": "200"})
-    assert done.exit_code == 0, done.output
-    rows = {line.split("│")[3].strip(): line for line in done.output.splitlines() if "│" in line}
-    assert "better" in rows["accuracy"] and "0.800" in rows["accuracy"]
-    assert "worse" in rows["false_alarm_rate"]
-    assert "same" in rows["ms_per_ticket"]
-    assert "1 better, 1 worse" in done.output
+    for flags in ([], ["--all"]):
+        args = ["eval", "compare", str(a), str(b), *flags]
+        done = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert done.exit_code == 0, done.output
+        lines = [line.split("│") for line in done.output.splitlines() if "│" in line]
+        rows = {cells[3].strip(): "│".join(cells) for cells in lines}
+        assert "better" in rows["accuracy"] and "0.800" in rows["accuracy"]
+        assert "worse" in rows["false_alarm_rate"]
+        assert "1 better, 1 worse, 6 same" in done.output
+        # Unchanged metrics are listed only when asked for.
+        assert ("ms_per_ticket" in rows) == bool(flags)
+    same = CliRunner().invoke(app, ["eval", "compare", str(a), str(a)])
+    assert same.exit_code == 0 and same.output.strip() == "8 same"
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ def eval_report(
 def eval_compare(
     before: Path = typer.Argument(..., help="The earlier report JSON (or saved result)."),
     after: Path = typer.Argument(..., help="The later report JSON (or saved result)."),
+    show_all: bool = typer.Option(False, "--all", help="List unchanged metrics too."),
 ) -> None:
     """What got better or worse from BEFORE to AFTER, metric by metric. Exit 0 whatever moved."""
     from supportagent.evals.compare import compare, counts, read_results_file
@@ -53,6 +54,8 @@ def eval_compare(
         table.add_column(column, justify="right")
     table.add_column("verdict")
     for c in changes:
+        if c.verdict.value == "same" and not show_all:
+            continue
         style = _STYLE.get(c.verdict.value)
         mark = f"[{style}]{c.verdict.value}[/{style}]" if style else c.verdict.value
         table.add_row(
@@ -64,6 +67,7 @@ def eval_compare(
             "-" if c.delta is None else f"{c.delta:+.4g}",
             mark,
         )
-    console.print(table)
+    if show_all or any(c.verdict.value != "same" for c in changes):
+        console.print(table)
     tally = counts(changes)
     console.print(", ".join(f"{n} {name}" for name, n in tally.items()) or "nothing to compare")
