@@ -88,7 +88,7 @@ def test_eval_triage_limit_runs_a_named_sample(tmp_path: Path) -> None:
     assert data["details"]["tickets"] == 5
 
 
-def test_a_retrieval_report_becomes_a_result_default_variant_first() -> None:
+def test_a_retrieval_report_becomes_a_result_of_the_printed_scores() -> None:
     from supportagent.evals.retrieval_result import retrieval_result
     from supportagent.retrieval.eval import DEFAULT_VARIANT, EvalReport
 
@@ -104,10 +104,7 @@ def test_a_retrieval_report_becomes_a_result_default_variant_first() -> None:
     )
     result = retrieval_result(report, "src/supportagent/demo/eval")
     assert (result.kind, result.dataset) == ("retrieval", "src/supportagent/demo/eval")
-    assert list(result.metrics)[:4] == [
-        f"{DEFAULT_VARIANT}.recall@1", f"{DEFAULT_VARIANT}.recall@3",
-        f"{DEFAULT_VARIANT}.mrr", f"{DEFAULT_VARIANT}.ndcg@10",
-    ]  # fmt: skip
+    assert len(result.metrics) == 2 * 4  # recall@1, recall@3, mrr, ndcg@10 of each variant
     assert result.metrics[f"{DEFAULT_VARIANT}.mrr"].value == 0.8
     assert "dense.recall@10" not in result.metrics  # a cut-off not asked for
     assert result.details["variants"]["dense"]["recall@10"] == 0.9

@@ -33,7 +33,8 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px soli
 h3{font-size:1.05rem;margin:1.6rem 0 .3rem;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.4rem 0 1rem}
 th,td{border:1px solid #d4d8e0;padding:.2rem .5rem;text-align:left;vertical-align:top;
-overflow-wrap:anywhere}
+overflow-wrap:break-word}
+th{white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .meta{color:#566}.chart{max-width:100%;height:auto}
 """
