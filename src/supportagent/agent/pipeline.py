@@ -19,7 +19,7 @@ from supportagent.agent.grounding import check_grounding, exception_flags
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.questions import ticket_prose, ticket_questions
 from supportagent.agent.safety import default_screen
-from supportagent.agent.tools import GateDecision, ToolDenied, ToolGate
+from supportagent.agent.tools import MODEL_TOOLS, GateDecision, ToolDenied, ToolGate
 from supportagent.domain import (
     Bucket,
     Classification,
@@ -421,9 +421,11 @@ class Pipeline:
             draft = self.engine.draft(ticket, hits, previous, verdict)
             self._record_model_calls(trace)
             trace.add("draft", f"revision {revision}", **draft_to_json(draft))
+            # What the model asks for passes a gate of its own, narrowed to MODEL_TOOLS.
+            model_gate = gate.narrowed(MODEL_TOOLS)
             for request in draft.tool_requests:
                 try:
-                    gate.call(request.name, **request.arguments)
+                    model_gate.call(request.name, **request.arguments)
                 except ToolDenied as denied:
                     trace.add("gate", "denied", tool=denied.name, reason=denied.reason)
             if previous is not None and previous.sentences == draft.sentences:
