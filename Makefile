@@ -35,11 +35,14 @@ reset: $(RUN_STAMP)
 
 # Every eval on the demo data and on each set in eval/, ../shared/eval and $$SUPPORTAGENT_EVAL_DATA
 # that exists (a missing one is skipped with a line), offline, then the report under reports/.
-# A score never fails it; a crash does. Big sets are sampled: EVAL_LIMIT rows each (0: all).
+# A score never fails it; a crash does. Big sets are sampled: EVAL_LIMIT rows each, and the
+# first EVAL_INJECTION_SAMPLE attacks of each injection set (0: all).
 EVAL_LIMIT ?= 200
+EVAL_INJECTION_SAMPLE ?= 5
 
 eval: $(RUN_STAMP)
-	$(BIN)/python -m supportagent.evals.suite --out reports --limit $(EVAL_LIMIT)
+	$(BIN)/python -m supportagent.evals.suite --out reports --limit $(EVAL_LIMIT) \
+		--injection-sample $(EVAL_INJECTION_SAMPLE)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench

@@ -101,6 +101,8 @@ def test_verdicts_know_which_way_is_better() -> None:
     assert verdict("prompt_tokens", 100, 120) is Verdict.worse
     assert verdict("benign_escalation_rate", 0.1, 0.3) is Verdict.worse
     assert verdict("escalation_recall", 0.5, 0.7) is Verdict.better
+    for count in ("forbidden_executed", "key_revealed", "attack_staged", "reached_drafter"):
+        assert verdict(count, 0, 2) is Verdict.worse  # the injection eval's counts
     assert verdict("wobble", 1.0, 2.0) is Verdict.changed
     assert verdict("accuracy", 0.8, 0.8) is Verdict.same
 

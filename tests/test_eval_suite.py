@@ -48,8 +48,11 @@ def test_the_plan_runs_each_found_set_and_names_what_it_skips(tmp_path: Path) ->
     missing = {n for n in EXPECTED_SETS if n not in {"bitext_triage", "stackfaq", "bipia_email"}}
     assert {f"skipping {n}: not found in any eval folder" for n in missing} <= set(skipped)
     # Once the command exists, the injection set runs, with no code change here.
-    steps, _ = plan(datasets, demo, limit=None, commands=(*COMMANDS, "injection"))
-    assert ("eval", "injection", str(shared / "bipia_email")) in [s.args for s in steps]
+    commands = (*COMMANDS, "injection")
+    steps, _ = plan(datasets, demo, limit=None, commands=commands, injection_sample=4)
+    assert ("eval", "injection", str(shared / "bipia_email"), "--sample", "4") in [
+        s.args for s in steps
+    ]
 
 
 def test_paths_are_shown_as_typed_from_the_working_folder(tmp_path: Path) -> None:

@@ -25,9 +25,13 @@ from supportagent.evals.catalog import Dataset, find_datasets
 #: The public sets the project measures on (see ../shared/eval/README.md); each one missing
 #: gets a line saying so, and the suite goes on without it.
 EXPECTED_SETS = ("stackfaq", "ragtruth_qa_dev", "bitext_triage", "banking77_triage", "bipia_email")
-#: Evals whose command takes ``--limit``.
+#: Evals whose command takes ``--limit`` (a sample of rows by id hash).
 LIMITED = ("triage", "checker", "retrieval")
 DEFAULT_LIMIT = 200
+#: The injection red team runs each attack through the whole pipeline three times (ticket, KB
+#: article, resolved ticket) per engine, so it gets its own, smaller sample (``--sample``: the
+#: first N attacks of each set).
+DEFAULT_INJECTION_SAMPLE = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,7 @@ def plan(
     commands: Iterable[str],
     repeat: int = 1,
     cwd: Path | None = None,
+    injection_sample: int | None = None,
 ) -> tuple[list[Step], list[str]]:
     """The steps to run, and a line for each set or eval skipped (pure). Paths are given
     relative to ``cwd`` where that is short."""
@@ -80,6 +85,8 @@ def plan(
             # dataset's folder, the one argument every eval command here accepts.
             folder = data.path if data.path.is_dir() else data.path.parent
             args = ("eval", kind, at(folder))
+            if kind == "injection" and injection_sample is not None:
+                args += ("--sample", str(injection_sample))
         steps.append(Step(f"{kind}: {data.name}", args))
     names = {d.name for d in found}
     skipped += [
@@ -138,6 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, help="data home (default: OUT/home)")
     parser.add_argument("--engine", default="offline", help="offline (default) or llm")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="rows per big set")
+    parser.add_argument(
+        "--injection-sample", type=int, default=DEFAULT_INJECTION_SAMPLE, help="attacks per set"
+    )
     parser.add_argument("--repeat", type=int, default=2, help="runs of the demo inbox")
     options = parser.parse_args(argv)
     home = options.home or options.out / "home"
@@ -152,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         commands=eval_commands(),
         repeat=options.repeat,
         cwd=Path.cwd(),
+        injection_sample=options.injection_sample if options.injection_sample > 0 else None,
     )
     for line in skipped:
         print(line, flush=True)
