@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 RUN_STAMP  := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run reset test lint typecheck pytest install clean chromium
+.PHONY: run reset test lint typecheck pytest install clean chromium eval
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -32,6 +32,17 @@ run: $(RUN_STAMP)
 # Back to the demo as shipped: every ticket new again, no reviews, an empty audit log.
 reset: $(RUN_STAMP)
 	$(BIN)/supportagent reset-demo --yes
+
+# Every eval on the demo data and on each set in eval/, ../shared/eval and $$SUPPORTAGENT_EVAL_DATA
+# that exists (a missing one is skipped with a line), offline, then the report under reports/.
+# A score never fails it; a crash does. Big sets are sampled: EVAL_LIMIT rows each, and the
+# first EVAL_INJECTION_SAMPLE attacks of each injection set (0: all).
+EVAL_LIMIT ?= 200
+EVAL_INJECTION_SAMPLE ?= 5
+
+eval: $(RUN_STAMP)
+	$(BIN)/python -m supportagent.evals.suite --out reports --limit $(EVAL_LIMIT) \
+		--injection-sample $(EVAL_INJECTION_SAMPLE)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench

@@ -43,9 +43,16 @@ def test_a_new_result_replaces_the_old_one_for_the_same_eval(tmp_path: Path) -> 
     assert flat_metrics(results)[("triage", "/data/eval/bitext_triage", "accuracy")].value == 0.9
 
 
-def test_unknown_kind_and_broken_files_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown eval kind"):
-        EvalResult("vibes", "x", {})
+def test_a_new_kind_reads_back_after_the_known_ones(tmp_path: Path) -> None:
+    save_result(_result(kind="vibes", dataset="a"), tmp_path)
+    save_result(_result(kind="triage", dataset="b"), tmp_path)
+    assert [r.kind for r in load_results(tmp_path)] == ["triage", "vibes"]
+
+
+def test_bad_kind_and_broken_files_are_refused(tmp_path: Path) -> None:
+    for kind in ("", "Vibes", "../x", "a b"):
+        with pytest.raises(ValueError, match="bad eval kind"):
+            EvalResult(kind, "x", {})
     folder = tmp_path / "evals"
     folder.mkdir()
     (folder / "bad.json").write_text(json.dumps({"kind": "triage"}))

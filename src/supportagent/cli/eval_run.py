@@ -28,38 +28,54 @@ def eval_run(
         None, "--labels", help="JSONL of {id, expected_bucket, expected_docs?, expected_facts?}."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print tickets and summary as JSON."),
+    repeat: int = typer.Option(
+        1, "--repeat", min=1, help="Run k times on fresh stores; report pass^k consistency."
+    ),
 ) -> None:
     """Every ticket through the whole pipeline in a fresh temporary store, then the scores."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from supportagent.evals.repeat import RepeatReport, run_repeated
     from supportagent.evals.results import save_result
     from supportagent.evals.run import run_eval
     from supportagent.render import print_problems
 
     settings = settings_of(ctx)
 
-    def run() -> RunReport:
+    def run() -> RunReport | RepeatReport:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
             task = bar.add_task("tickets", total=None)
-            report = run_eval(
-                settings,
-                kb,
-                resolved,
-                tickets,
-                labels,
-                on_ticket=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+
+            def on_ticket(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            report: RunReport | RepeatReport
+            if repeat == 1:
+                report = run_eval(settings, kb, resolved, tickets, labels, on_ticket=on_ticket)
+            else:
+                report = run_repeated(
+                    settings, kb, resolved, tickets, labels, repeat, on_ticket=on_ticket
+                )
         save_result(report.result(), settings.home)
         return report
 
-    report = guard(run)
-    if report.problems:
-        print_problems(err, list(report.problems))
+    outcome = guard(run)
+    first = outcome.first if isinstance(outcome, RepeatReport) else outcome
+    if first.problems:
+        print_problems(err, list(first.problems))
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(outcome.to_json(), indent=2, ensure_ascii=False) + "\n")
         return
-    print_run(report)
+    print_run(first)
+    if isinstance(outcome, RepeatReport):
+        c = outcome.consistency
+        differing = f"; differing: {escape(', '.join(c.differing))}" if c.differing else ""
+        console.print(
+            f"[bold]consistency[/bold] over {c.runs} runs (pass^{c.runs}): "
+            f"{c.tickets - len(c.differing)}/{c.tickets} tickets the same = {c.share:.3f}"
+            f"{differing} (the scores above are the first run's)"
+        )
 
 
 def print_run(report: RunReport) -> None:
@@ -115,6 +131,9 @@ def eval_checker(
     ctx: typer.Context,
     dataset: Path = typer.Argument(..., help="A checker JSONL file (claims.jsonl) or its folder."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Only a fixed sample of N answers (picked by id hash)."
+    ),
 ) -> None:
     """Balanced accuracy, and precision and recall on 'unsupported', of each checker."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -122,18 +141,20 @@ def eval_checker(
 
     from supportagent.evals.checker import evaluate_checker, read_claims
     from supportagent.evals.results import save_result
+    from supportagent.evals.sample import sample, sampled_name
 
     settings = settings_of(ctx)
 
     def run() -> CheckerReport:
-        claims = read_claims(dataset)
+        every = read_claims(dataset)
+        claims = sample(every, limit, lambda claim: claim.id)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
             task = bar.add_task("answers", total=None)
             report = evaluate_checker(
                 settings,
                 claims,
-                str(dataset),
+                sampled_name(str(dataset), limit, len(every)),
                 on_progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
         save_result(report.result(), settings.home)

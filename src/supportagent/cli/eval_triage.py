@@ -25,24 +25,30 @@ def eval_triage(
     dataset: Path = typer.Argument(..., help="A triage JSONL file (id, subject, body, ...)."),
     split: str | None = typer.Option(None, help="Only rows whose 'split' is this (tune, test)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Only a fixed sample of N rows (picked by id hash)."
+    ),
 ) -> None:
     """Safety gate and classifier on labelled tickets: accuracy, confusion, misses."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from supportagent.evals.results import save_result
+    from supportagent.evals.sample import sample, sampled_name
     from supportagent.evals.triage import evaluate_triage, read_triage, select
     from supportagent.runtime import build_engine, build_screen, describe_engine
 
     settings = settings_of(ctx)
 
     def run() -> TriageReport:
-        rows = select(read_triage(dataset), split)
+        every = select(read_triage(dataset), split)
+        rows = sample(every, limit, lambda row: row.ticket.id)
         engine = build_engine(settings)
         screen = build_screen(settings)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
             task = bar.add_task("tickets", total=len(rows))
             name = str(dataset) if split is None else f"{dataset}#{split}"
+            name = sampled_name(name, limit, len(every))
             report = evaluate_triage(
                 rows,
                 screen,

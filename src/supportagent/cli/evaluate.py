@@ -37,11 +37,19 @@ def eval_retrieval(
     dataset: Path = typer.Argument(..., help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/."),
     k: str = typer.Option("1,3,5,10", "--k", help="Recall cut-offs, comma-separated."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Only a fixed sample of N queries (the whole corpus)."
+    ),
 ) -> None:
     """Recall@k, MRR and nDCG@10 for BM25 alone, dense alone and each fusion."""
+    from dataclasses import replace
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from supportagent.agent.knowledge import build_embedder
+    from supportagent.evals.results import save_result
+    from supportagent.evals.retrieval_result import retrieval_result
+    from supportagent.evals.sample import sample, sampled_name
     from supportagent.retrieval.eval import evaluate_retrieval, read_beir
     from supportagent.runtime import open_store
     from supportagent.store.embeddings import StoreVectorCache
@@ -51,6 +59,9 @@ def eval_retrieval(
     def run() -> EvalReport:
         ks = parse_ks(k)
         data = read_beir(dataset)
+        total = len(data.qrels)
+        kept = set(sample(sorted(data.qrels), limit, str))
+        data = replace(data, qrels={q: d for q, d in data.qrels.items() if q in kept})
         store = open_store(settings)
         try:
             embedder = build_embedder(settings, StoreVectorCache(store))
@@ -71,9 +82,12 @@ def eval_retrieval(
                 def queried(done: int, total: int) -> None:
                     progress.update(query_task, completed=done, total=total)
 
-                return evaluate_retrieval(
+                report = evaluate_retrieval(
                     data, embedder, ks, on_embedding=embedded, on_query=queried
                 )
+            name = sampled_name(str(dataset), limit, total)
+            save_result(retrieval_result(report, name), settings.home)
+            return report
         finally:
             store.close()
 

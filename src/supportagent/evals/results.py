@@ -19,10 +19,12 @@ from typing import Any
 from supportagent import __version__
 from supportagent.errors import UserError
 
-#: The evals the project has; a result of another kind is refused when read.
+#: The evals the project has, in the order reports show them. A new eval needs no entry here:
+#: any kind that is a plain name (letters, digits, ``_``, ``-``) is read and shown after these.
 KINDS = ("retrieval", "triage", "checker", "run", "injection")
 RESULTS_DIR = "evals"
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +45,8 @@ class EvalResult:
     version: str = __version__
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown eval kind {self.kind!r}; one of {', '.join(KINDS)}")
+        if not _KIND.fullmatch(self.kind):
+            raise ValueError(f"bad eval kind {self.kind!r}: a lower-case name such as 'triage'")
         if not self.created_at:
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             object.__setattr__(self, "created_at", stamp)
@@ -114,7 +116,13 @@ def load_results(home: Path) -> list[EvalResult]:
     if not folder.is_dir():
         return []
     results = [read_result(path) for path in sorted(folder.glob("*.json"))]
-    return sorted(results, key=lambda r: (KINDS.index(r.kind), r.dataset))
+    return sorted(results, key=kind_order)
+
+
+def kind_order(result: EvalResult) -> tuple[int, str, str]:
+    """Known kinds in :data:`KINDS` order, then any other kind by name; datasets by name."""
+    known = KINDS.index(result.kind) if result.kind in KINDS else len(KINDS)
+    return (known, result.kind, result.dataset)
 
 
 def read_result(path: Path) -> EvalResult:

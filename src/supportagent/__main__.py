@@ -1,0 +1,5 @@
+"""`python -m supportagent`: the same command line as the `supportagent` script."""
+
+from supportagent.cli import main
+
+main()
