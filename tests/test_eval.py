@@ -14,6 +14,7 @@ from supportagent.cli.evaluate import parse_ks
 from supportagent.errors import UserError
 from supportagent.ingest import read_kb
 from supportagent.retrieval.eval import (
+    DEFAULT_VARIANT,
     SINGLE_SIGNALS,
     VARIANTS,
     DatasetError,
@@ -97,7 +98,7 @@ def test_runner_scores_every_variant(tmp_path: Path) -> None:
     report = evaluate_retrieval(
         data, HashingEmbedder(), (1, 3), on_query=lambda d, t: seen.append((d, t))
     )
-    assert list(report.metrics) == list(VARIANTS)
+    assert list(report.metrics) == [*VARIANTS, DEFAULT_VARIANT]
     assert report.ks == (1, 3, 10) and report.queries == 3 and report.documents == 3
     assert seen[-1] == (3, 3)
     # Every query shares a word with its one relevant document, and no other: BM25 is perfect.

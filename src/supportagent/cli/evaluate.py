@@ -13,6 +13,7 @@ from rich.table import Table
 
 from supportagent.agent.knowledge import build_embedder
 from supportagent.cli.app import app, console, err, guard, settings_of
+from supportagent.domain import Document
 from supportagent.errors import UserError
 from supportagent.retrieval.eval import DEFAULT_VARIANT, EvalReport, evaluate_retrieval, read_beir
 from supportagent.runtime import open_store
@@ -39,6 +40,12 @@ def eval_retrieval(
     dataset: Path = typer.Argument(..., help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/."),
     k: str = typer.Option("1,3,5,10", "--k", help="Recall cut-offs, comma-separated."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
+    history: Path | None = typer.Option(
+        None,
+        "--history",
+        help="Resolved tickets (with linked_docs) for the history signal; only articles are "
+        "ranked, and no query is matched by its own ticket.",
+    ),
 ) -> None:
     """Recall@k, MRR and nDCG@10 for BM25 alone, dense alone and each fusion."""
     settings = settings_of(ctx)
@@ -46,6 +53,7 @@ def eval_retrieval(
     def run() -> EvalReport:
         ks = parse_ks(k)
         data = read_beir(dataset)
+        resolved = read_history(history) if history is not None else ()
         store = open_store(settings)
         try:
             embedder = build_embedder(settings, StoreVectorCache(store))
@@ -67,7 +75,7 @@ def eval_retrieval(
                     progress.update(query_task, completed=done, total=total)
 
                 return evaluate_retrieval(
-                    data, embedder, ks, on_embedding=embedded, on_query=queried
+                    data, embedder, ks, history=resolved, on_embedding=embedded, on_query=queried
                 )
         finally:
             store.close()
@@ -77,6 +85,16 @@ def eval_retrieval(
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
         return
     print_report(report)
+
+
+def read_history(path: Path) -> tuple[Document, ...]:
+    """Resolved tickets from ``path``; UserError for a missing or unreadable file."""
+    from supportagent.ingest import read_resolved
+
+    result = read_resolved(path)
+    if result.problems:
+        raise UserError(f"{path}: {result.problems[0]}")
+    return tuple(result.records)
 
 
 def print_report(report: EvalReport) -> None:
@@ -103,3 +121,7 @@ def print_report(report: EvalReport) -> None:
             f"hybrid (default) MRR {default['mrr']:.3f} vs best single signal "
             f"({best}) {best_mrr:.3f}: {default['mrr'] - best_mrr:+.3f}"
         )
+    if report.weights:
+        weights = " ".join(f"{s}={w:.2f}" for s, w in sorted(report.weights.items()))
+        queries = int(report.estimate.get("queries", 0))
+        console.print(f"default weights read from the corpus ({queries} pseudo-queries): {weights}")

@@ -20,15 +20,25 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore
+from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, estimate
 from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
 from supportagent.retrieval.fusion import Fusion, reciprocal_rank_fusion, weighted_score_fusion
+from supportagent.retrieval.history import (
+    HISTORY_WEIGHT,
+    HistoryIndex,
+    build_history,
+    linked_questions,
+)
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.text import tokenize
 
 #: body: BM25 over the passage text; title: BM25 over the title and heading path (and, for a
-#: resolved ticket, its question); dense: cosine similarity of embeddings.
-SIGNALS = ("body", "title", "dense")
+#: resolved ticket, its question); dense: cosine similarity of embeddings; history: cosine with
+#: the questions of resolved tickets that link to the passage's article (``history.py``).
+SIGNALS = ("body", "title", "dense", "history")
+#: Signals scored by cosine similarity (used as they are by weighted fusion).
+_COSINE = ("dense", "history")
 LEXICAL = ("body", "title")
 #: Raw scores of one query, per signal (BM25 scores, or cosine similarities).
 Scores = Mapping[str, np.ndarray]
@@ -55,6 +65,7 @@ class _Snapshot:
     indexes: Mapping[str, BM25Index]
     kinds: np.ndarray
     dense: Vectors | None
+    history: HistoryIndex | None = None
     #: Kind masks already computed for this snapshot (it never changes, so neither do they).
     masks: dict[frozenset[DocKind], Mask] = field(default_factory=dict)
 
@@ -108,24 +119,73 @@ class HybridRetriever:
         embedder: Embedder | None = None,
         fusion: Fusion | None = None,
         progress: Progress | None = None,
+        corpus_estimate: Mapping[str, float] | None = None,
     ) -> None:
-        self.fusion = fusion or Fusion()
-        self._check_fusion(self.fusion)
+        """Without ``fusion``, the weights are read from the corpus at build (``adaptive.py``);
+        ``corpus_estimate`` (``self.corpus_estimate.to_dict()`` of an earlier build of the same
+        corpus) skips that step. ``Fusion()`` is the fixed-weight fusion."""
+        self._check_fusion(fusion or Fusion())
         self.embedder = embedder
+        self._question_vectors: dict[str, Vectors] = {}
         self._lock = threading.Lock()
         self._rows: _GrowingRows | None = None
         self._query_vectors: OrderedDict[str, Vectors] = OrderedDict()
         # The last few queries' raw scores: the agent searches articles and then resolved
         # tickets with the same query, and both are slices of the same scoring.
-        self._recent: OrderedDict[tuple[str, tuple[str, ...]], tuple[_Snapshot, Scores]] = (
-            OrderedDict()
-        )
+        self._recent: OrderedDict[
+            tuple[str, tuple[str, ...], frozenset[str]], tuple[_Snapshot, Scores]
+        ] = OrderedDict()
         # Insertion-ordered; a replaced document keeps its place, so order is deterministic.
         self._prepared: dict[str, _Prepared] = {}
         for document in documents:
             self._prepared[document.id] = _prepare(document)
         self._prepared = self._embed(self._prepared, progress)
         self._snapshot = self._build(self._prepared.values())
+        # --- fusion that reads the corpus (kept apart from building, see adaptive.py) ---
+        if fusion is not None:
+            self.corpus_estimate = FIXED
+        elif corpus_estimate is not None:
+            self.corpus_estimate = CorpusEstimate.from_dict(corpus_estimate)
+        else:
+            self.corpus_estimate = estimate(self._corpus_view(self._snapshot))
+        self.fusion = fusion or Fusion("weighted", self.default_weights())
+
+    def default_weights(self) -> dict[str, float]:
+        """The corpus-read weights, plus the history signal where there is history."""
+        weights = self.corpus_estimate.weights()
+        history = self._snapshot.history
+        if history is not None and len(history) and self.embedder is not None:
+            weights["history"] = HISTORY_WEIGHT
+        return weights
+
+    def _corpus_view(self, snapshot: _Snapshot) -> CorpusView:
+        doc_index: dict[str, int] = {}
+        doc_of = np.array(
+            [doc_index.setdefault(p.doc_id, len(doc_index)) for p in snapshot.passages],
+            dtype=np.int64,
+        )
+        searchable = np.asarray(snapshot.kinds == _KIND_CODES[DocKind.KB], dtype=np.bool_)
+        history = []
+        for doc in self._prepared.values():
+            for _, question, linked in linked_questions([doc.document]):
+                targets = frozenset(doc_index[d] for d in linked if d in doc_index)
+                history.append((question, targets))
+        embedder = self.embedder
+
+        def embed(texts: Sequence[str]) -> Vectors:
+            assert embedder is not None
+            return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+
+        return CorpusView(
+            texts=[p.text for p in snapshot.passages],
+            dense_texts=[dense_text(p) for p in snapshot.passages],
+            doc_of=doc_of,
+            searchable=searchable,
+            indexes=snapshot.indexes,
+            dense=snapshot.dense,
+            embed=embed if embedder is not None and snapshot.dense is not None else None,
+            history=history,
+        )
 
     # --- reading -------------------------------------------------------------------------
 
@@ -174,7 +234,7 @@ class HybridRetriever:
     def signals(self, fusion: Fusion | None = None) -> tuple[str, ...]:
         """The signals a search with ``fusion`` uses: weighted above zero and available."""
         fusion = fusion or self.fusion
-        usable = [s for s in SIGNALS if s != "dense" or self.embedder is not None]
+        usable = [s for s in SIGNALS if s not in _COSINE or self.embedder is not None]
         return tuple(s for s in usable if fusion.weight(s) > 0)
 
     def scales(self, query: str) -> dict[str, float]:
@@ -184,6 +244,8 @@ class HybridRetriever:
         out = {s: snapshot.indexes[s].ceiling(tokens) for s in LEXICAL}
         if self.embedder is not None:
             out["dense"] = 1.0
+            if self._snapshot.history is not None:
+                out["history"] = 1.0
         return out
 
     # --- searching -----------------------------------------------------------------------
@@ -195,8 +257,12 @@ class HybridRetriever:
         kinds: Collection[DocKind] | None = None,
         per_signal: int = 50,
         fusion: Fusion | None = None,
+        exclude_history: Collection[str] = (),
     ) -> list[Hit]:
-        """The ``k`` best passages for ``query``, optionally only of the given ``kinds``."""
+        """The ``k`` best passages for ``query``, optionally only of the given ``kinds``.
+
+        ``exclude_history``: ids of resolved documents whose questions the history signal must
+        ignore (an evaluation passes the ticket a query came from)."""
         if k < 1 or per_signal < 1:
             raise ValueError(f"k and per_signal must be at least 1, got {k} and {per_signal}")
         fusion = fusion or self.fusion
@@ -206,7 +272,9 @@ class HybridRetriever:
         tokens = tokenize(query)
         if not tokens or not snapshot.passages or (mask is not None and not mask.any()):
             return []
-        raw = self._raw_scores(snapshot, query, tokens, self.signals(fusion))
+        raw = self._raw_scores(
+            snapshot, query, tokens, self.signals(fusion), frozenset(exclude_history)
+        )
         if not raw:
             return []
         if fusion.method == "rrf":
@@ -214,13 +282,18 @@ class HybridRetriever:
         return self._fuse_weighted(snapshot, raw, tokens, mask, k, fusion)
 
     def _raw_scores(
-        self, snapshot: _Snapshot, query: str, tokens: list[str], signals: tuple[str, ...]
+        self,
+        snapshot: _Snapshot,
+        query: str,
+        tokens: list[str],
+        signals: tuple[str, ...],
+        exclude: frozenset[str] = frozenset(),
     ) -> Scores:
-        key = (query, signals)
+        key = (query, signals, exclude)
         recent = self._recent.get(key)
         if recent is not None and recent[0] is snapshot:  # same query, same index version
             return recent[1]
-        raw = self._score(snapshot, query, tokens, signals)
+        raw = self._score(snapshot, query, tokens, signals, exclude)
         for scores in raw.values():
             scores.setflags(write=False)  # shared by the searches that hit this entry
         with self._lock:
@@ -230,13 +303,22 @@ class HybridRetriever:
         return raw
 
     def _score(
-        self, snapshot: _Snapshot, query: str, tokens: list[str], signals: Sequence[str]
+        self,
+        snapshot: _Snapshot,
+        query: str,
+        tokens: list[str],
+        signals: Sequence[str],
+        exclude: frozenset[str] = frozenset(),
     ) -> Scores:
         raw: dict[str, np.ndarray] = {}
         for signal in signals:
             if signal == "dense":
                 if snapshot.dense is not None and len(snapshot.dense):
                     raw[signal] = snapshot.dense @ self._query_vector(query)
+            elif signal == "history":
+                if snapshot.history is not None and len(snapshot.history):
+                    vector = self._query_vector(query)
+                    raw[signal] = snapshot.history.scores(vector, len(snapshot.passages), exclude)
             else:
                 raw[signal] = snapshot.indexes[signal].scores(tokens)
         return raw
@@ -252,7 +334,7 @@ class HybridRetriever:
     ) -> list[Hit]:
         normalized: dict[str, np.ndarray] = {}
         for signal, scores in raw.items():
-            if signal == "dense":
+            if signal in _COSINE:
                 normalized[signal] = np.clip(scores, 0.0, None)
             else:
                 ceiling = snapshot.indexes[signal].ceiling(tokens)
@@ -389,7 +471,8 @@ class HybridRetriever:
                 self._rows = _GrowingRows(np.vstack(rows))
                 dense = self._rows.view()
         by_id = {p.id: i for i, p in enumerate(passages)}
-        return _Snapshot(passages, by_id, indexes, _kind_codes(passages), dense)
+        history = self._history(docs, passages, dense)
+        return _Snapshot(passages, by_id, indexes, _kind_codes(passages), dense, history)
 
     def _append(
         self, snapshot: _Snapshot, fresh: _Prepared, everything: Iterable[_Prepared]
@@ -412,4 +495,28 @@ class HybridRetriever:
         by_id = dict(snapshot.by_id)
         by_id.update({p.id: len(snapshot.passages) + i for i, p in enumerate(fresh.passages)})
         kinds = np.concatenate([snapshot.kinds, _kind_codes(fresh.passages)])
-        return _Snapshot(passages, by_id, indexes, kinds, dense)
+        history = snapshot.history
+        if linked_questions([fresh.document]) or history is None:
+            history = self._history(list(everything), passages, dense)
+        return _Snapshot(passages, by_id, indexes, kinds, dense, history)
+
+    def _history(
+        self, docs: Sequence[_Prepared], passages: Sequence[Passage], dense: Vectors | None
+    ) -> HistoryIndex | None:
+        """The history signal's index: linked questions, embedded once each (cached)."""
+        if self.embedder is None or dense is None or not len(dense):
+            return None
+        questions = linked_questions([doc.document for doc in docs])
+        if not questions:
+            return None
+        missing = [q for q in questions if q[1] not in self._question_vectors]
+        if missing:
+            vectors = self.embedder.embed([q[1] for q in missing])
+            for (_, text, _), vector in zip(missing, vectors, strict=True):
+                self._question_vectors[text] = np.asarray(vector, dtype=np.float32)
+        matrix = np.vstack([self._question_vectors[q[1]] for q in questions])
+        passages_of: dict[str, list[int]] = {}
+        for position, passage in enumerate(passages):
+            if passage.kind is DocKind.KB:
+                passages_of.setdefault(passage.doc_id, []).append(position)
+        return build_history(questions, matrix, passages_of, dense)
