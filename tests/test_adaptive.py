@@ -169,3 +169,20 @@ def test_eval_never_matches_a_query_by_its_own_ticket(tmp_path: Path) -> None:
         "q1": frozenset({"RT-1"}),
         "q2": frozenset(),
     }
+
+
+def test_a_signal_that_scores_everything_alike_earns_nothing() -> None:
+    view = adaptive.CorpusView(
+        texts=["a", "b", "c", "d"],
+        dense_texts=["a", "b", "c", "d"],
+        doc_of=np.array([0, 1, 2, 3]),
+        searchable=np.array([True, True, True, True]),
+        indexes={},
+        dense=None,
+        embed=None,
+    )
+    starts = np.array([0, 1, 2, 3])
+    assert adaptive._doc_ranks(np.zeros(4), view, starts, frozenset({2})) == 0.0
+    flat = np.full(4, 0.3)
+    assert adaptive._doc_ranks(flat, view, starts, frozenset({2})) == pytest.approx(1 / 2.5)
+    assert adaptive._doc_ranks(np.array([0.1, 0.2, 0.9, 0.3]), view, starts, frozenset({2})) == 1

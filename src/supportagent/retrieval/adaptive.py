@@ -204,9 +204,10 @@ def _doc_ranks(
     masked = np.where(view.searchable, fused, -np.inf)
     best = np.maximum.reduceat(masked, starts)
     hit = max(best[t] for t in targets)
-    if not np.isfinite(hit):
-        return 0.0
-    return 1.0 / (1 + int((best > hit).sum()))
+    if not np.isfinite(hit) or hit <= 0:
+        return 0.0  # the signal does not find it at all
+    # Ties count half: a signal that scores every document alike learns nothing.
+    return 1.0 / (1 + int((best > hit).sum()) + 0.5 * (int((best == hit).sum()) - 1))
 
 
 def estimate(view: CorpusView, limit: int = CLOZE_QUERIES) -> CorpusEstimate:

@@ -3,9 +3,12 @@
 A resolved ticket (or an approved answer) that links to an article is evidence that its
 question, in the customer's own words, is answered there. Articles are written in the
 product's words; customers paraphrase. So each linked question's embedding is attached to the
-passage of the linked article it is closest to, and a query scores a passage by its best
-cosine with the questions attached to it (0 for a passage no question links to). Fused like
-the dense signal (weighted sum, cosine as it is).
+passage of the linked article it is closest to. The retriever scores a passage by how much
+the query's best cosine with the questions attached to it *exceeds* its cosine with the
+passage itself (0 for a passage no question links to, or where the passage is closer): a raw
+"has history" score would lift every article that happens to have tickets. With the history
+weight equal to the dense weight this is the same as scoring a passage by the better of its
+own vector and its questions' vectors.
 
 A query must never be matched by its own ticket: ``scores`` takes the ids of resolved
 documents to leave out, and the evaluation passes the ticket a query came from.
@@ -23,7 +26,7 @@ from supportagent.domain import DocKind, Document
 
 #: Weight of the history signal in the default fusion (dense is about 3 there), chosen on the
 #: Brightwrench set's tune half only (docs/retrieval.md reports the test half and the demo set).
-HISTORY_WEIGHT = 1.5
+HISTORY_WEIGHT = 0.5
 
 
 @dataclass(frozen=True, slots=True)

@@ -318,7 +318,16 @@ class HybridRetriever:
             elif signal == "history":
                 if snapshot.history is not None and len(snapshot.history):
                     vector = self._query_vector(query)
-                    raw[signal] = snapshot.history.scores(vector, len(snapshot.passages), exclude)
+                    history = snapshot.history.scores(vector, len(snapshot.passages), exclude)
+                    dense = raw.get("dense")
+                    if dense is None and snapshot.dense is not None:
+                        dense = snapshot.dense @ vector
+                    # What a linked question adds beyond the passage's own similarity: a
+                    # passage is not lifted just for having history, only where the query is
+                    # closer to a customer's wording than to the passage's.
+                    if dense is not None:
+                        history = np.clip(history - dense, 0.0, None).astype(np.float32)
+                    raw[signal] = history
             else:
                 raw[signal] = snapshot.indexes[signal].scores(tokens)
         return raw
