@@ -26,7 +26,7 @@ import numpy as np
 
 from supportagent.agent.knowledge import build_embedder
 from supportagent.config import Settings
-from supportagent.retrieval.adaptive import CorpusEstimate
+from supportagent.retrieval.adaptive import CorpusEstimate, estimate
 from supportagent.retrieval.eval import (
     DEFAULT_VARIANT,
     FIXED_VARIANT,
@@ -112,8 +112,8 @@ def main() -> None:
             dataset = read_beir(folder)
             retriever = HybridRetriever(dataset.corpus, embedder=embedder)
             scored[name] = Scored(dataset, retriever)
-            estimates[name] = retriever.corpus_estimate
-            print(name, json.dumps(retriever.corpus_estimate.to_dict()), flush=True)
+            estimates[name] = estimate(retriever._corpus_view(retriever._snapshot))
+            print(name, json.dumps(estimates[name].to_dict()), flush=True)
 
         def margin(name: str, shrink: float) -> float:
             s = scored[name]
@@ -136,6 +136,28 @@ def main() -> None:
                 f"{adaptive:.3f}    {adaptive - singles[best]:+.3f}",
                 flush=True,
             )
+        # The alternative: map the pseudo-query MRR gap (body - dense) to the body/dense ratio,
+        # log2(ratio / fixed ratio) = a + b * gap, with (a, b) chosen leave-one-out too.
+        grid = [(x, y) for x in (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0) for y in (0.0, 4.0, 8.0, 16.0)]
+
+        def calibrated(name: str, ab: tuple[float, float]) -> dict[str, float]:
+            mrr = estimates[name].signal_mrr
+            f = ab[0] + ab[1] * (mrr.get("body", 0.0) - mrr.get("dense", 0.0))
+            return {"body": 2 ** (f / 2), "title": 0.5, "dense": 3 * 2 ** (-f / 2)}
+
+        def cal_margin(name: str, ab: tuple[float, float]) -> float:
+            s = scored[name]
+            best = max(s.mrr({sig: 1.0}) for sig in SIGNALS)
+            return s.mrr(calibrated(name, ab)) - best
+
+        print("\ncalibrated gap -> ratio, leave-one-out:")
+        for held in scored:
+            others = [n for n in scored if n != held]
+            ab = max(
+                grid,
+                key=lambda g: (np.mean([cal_margin(n, g) for n in others]), -abs(g[0]) - g[1]),
+            )
+            print(f"{held:14} a={ab[0]:+.1f} b={ab[1]:4.1f} margin {cal_margin(held, ab):+.3f}")
         every = {x: np.mean([margin(n, x) for n in scored]) for x in SHRINKS}
         print(
             "mean margin over all datasets by shrink:", {k: round(v, 4) for k, v in every.items()}

@@ -64,7 +64,10 @@ def test_cloze_sentence_is_cut_out_of_its_passage() -> None:
     assert adaptive._cloze_sentence("Only one sentence here. And two.") is None
 
 
-def test_a_corpus_where_words_decide_raises_bm25_and_lowers_noise() -> None:
+def test_a_corpus_where_words_decide_raises_bm25_and_lowers_noise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(adaptive, "SHRINK", 1.0)  # the shipped 0 keeps the fixed weights
     docs = [article(n) for n in range(40)]
     retriever = HybridRetriever(docs, embedder=NoiseEmbedder())
     estimate = retriever.corpus_estimate
@@ -73,6 +76,9 @@ def test_a_corpus_where_words_decide_raises_bm25_and_lowers_noise() -> None:
     assert estimate.factors["body"] > estimate.factors["dense"]
     weights = retriever.fusion.signal_weights
     assert weights["body"] / weights["dense"] > DEFAULT_WEIGHTS["body"] / DEFAULT_WEIGHTS["dense"]
+    monkeypatch.setattr(adaptive, "SHRINK", 0.0)
+    fixed = HybridRetriever(docs, embedder=NoiseEmbedder())
+    assert fixed.corpus_estimate == FIXED and fixed.fusion.signal_weights == dict(DEFAULT_WEIGHTS)
     # The cloze sentence does not find itself: without the patch, body MRR would be 1.0 from
     # the sentence's own words, and the reduced passage still wins here only by its neighbours.
     queries = adaptive.pseudo_queries(retriever._corpus_view(retriever._snapshot))
@@ -100,6 +106,7 @@ def test_a_stored_estimate_skips_estimation_and_an_explicit_fusion_is_kept(
         raise AssertionError("estimation should not run")
 
     monkeypatch.setattr(retriever_module, "estimate", refuse)
+    monkeypatch.setattr(adaptive, "SHRINK", 0.5)
     docs = [article(n) for n in range(3)]
     stored = {"factor.body": 2.0, "factor.title": 1.0, "factor.dense": 1.0, "queries": 50.0}
     retriever = HybridRetriever(docs, embedder=HashingEmbedder(), corpus_estimate=stored)
@@ -108,7 +115,8 @@ def test_a_stored_estimate_skips_estimation_and_an_explicit_fusion_is_kept(
     assert fixed.fusion == Fusion() and fixed.corpus_estimate == FIXED
 
 
-def test_a_small_corpus_keeps_the_fixed_weights() -> None:
+def test_a_small_corpus_keeps_the_fixed_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(adaptive, "SHRINK", 1.0)
     docs = [article(n) for n in range(3)]
     retriever = HybridRetriever(docs, embedder=HashingEmbedder())
     assert retriever.corpus_estimate.queries < MIN_QUERIES

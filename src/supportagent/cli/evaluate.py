@@ -124,4 +124,5 @@ def print_report(report: EvalReport) -> None:
     if report.weights:
         weights = " ".join(f"{s}={w:.2f}" for s, w in sorted(report.weights.items()))
         queries = int(report.estimate.get("queries", 0))
-        console.print(f"default weights read from the corpus ({queries} pseudo-queries): {weights}")
+        source = f"read from the corpus, {queries} pseudo-queries" if queries else "fixed"
+        console.print(f"default weights ({source}): {weights}")

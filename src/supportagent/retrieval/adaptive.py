@@ -37,7 +37,7 @@ from supportagent.retrieval.text import tokenize
 
 #: The exponent that pulls the pseudo-query optimum towards the fixed weights (0 = fixed
 #: weights, 1 = the raw optimum); chosen by leave-one-dataset-out, docs/retrieval.md.
-SHRINK = 0.5
+SHRINK = 0.0
 #: Cloze queries drawn per corpus (spread evenly over the passages): enough for a stable MRR,
 #: few enough that the extra embeddings cost about a second on two cores.
 CLOZE_QUERIES = 64
@@ -65,8 +65,10 @@ class CorpusEstimate:
     queries: int
     signal_mrr: Mapping[str, float]
 
-    def weights(self, shrink: float = SHRINK) -> dict[str, float]:
-        """Fusion weights: the fixed ones where the estimate is too thin, else shrunk factors."""
+    def weights(self, shrink: float | None = None) -> dict[str, float]:
+        """Fusion weights: the fixed ones where the estimate is too thin, else shrunk factors
+        (by ``SHRINK`` unless ``shrink`` is given)."""
+        shrink = SHRINK if shrink is None else shrink
         if self.queries < MIN_QUERIES or not self.factors:
             return dict(DEFAULT_WEIGHTS)
         out = {}

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from supportagent.domain import DocKind, Document
 
-#: Weight of the history signal in the default fusion (dense is about 3 there), chosen on the
+#: Weight of the history signal in the default fusion (dense is 3 there), chosen on the
 #: Brightwrench set's tune half only (docs/retrieval.md reports the test half and the demo set).
 HISTORY_WEIGHT = 0.5
 

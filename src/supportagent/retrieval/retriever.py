@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore
+from supportagent.retrieval import adaptive
 from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, estimate
 from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
@@ -142,7 +143,9 @@ class HybridRetriever:
         self._prepared = self._embed(self._prepared, progress)
         self._snapshot = self._build(self._prepared.values())
         # --- fusion that reads the corpus (kept apart from building, see adaptive.py) ---
-        if fusion is not None:
+        if fusion is not None or adaptive.SHRINK == 0:
+            # SHRINK 0 means the fixed weights (the leave-one-dataset-out choice, see
+            # docs/retrieval.md): the build then skips the estimate and costs nothing extra.
             self.corpus_estimate = FIXED
         elif corpus_estimate is not None:
             self.corpus_estimate = CorpusEstimate.from_dict(corpus_estimate)
