@@ -73,10 +73,14 @@ class Scored:
                     out[signal] = scores / scale if scale > 0 else np.zeros(len(scores))
             self.arrays.append(out)
 
-    def mrr(self, weights: Mapping[str, float]) -> float:
+    def mrr(self, weights: Mapping[str, float], trust: float = 0.0) -> float:
+        """MRR of a weighting; ``trust`` is ``Fusion.lexical_trust`` (per-query body factor)."""
         total = 0.0
         for arrays, relevant in zip(self.arrays, self.relevant, strict=True):
-            fused = sum(w * arrays[s] for s, w in weights.items() if w and s in arrays)
+            w = dict(weights)
+            if trust and "body" in w:
+                w["body"] *= 1.0 + trust * float(arrays["body"].max())
+            fused = sum(v * arrays[s] for s, v in w.items() if v and s in arrays)
             best = np.maximum.reduceat(np.asarray(fused, dtype=np.float64), self.starts)
             hit = best[relevant].max()
             if hit > 0:
@@ -158,6 +162,27 @@ def main() -> None:
                 key=lambda g: (np.mean([cal_margin(n, g) for n in others]), -abs(g[0]) - g[1]),
             )
             print(f"{held:14} a={ab[0]:+.1f} b={ab[1]:4.1f} margin {cal_margin(held, ab):+.3f}")
+        # Per query: Fusion.lexical_trust on the fixed weights, chosen leave-one-out.
+        trusts = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+        def trust_margin(name: str, trust: float) -> float:
+            s = scored[name]
+            best = max(s.mrr({sig: 1.0}) for sig in SIGNALS)
+            return s.mrr(DEFAULT_WEIGHTS, trust) - best
+
+        print("\nlexical trust on the fixed weights, leave-one-out:")
+        for held in scored:
+            others = [n for n in scored if n != held]
+            chosen_trust = max(
+                trusts, key=lambda t: (np.mean([trust_margin(n, t) for n in others]), -t)
+            )
+            print(
+                f"{held:14} trust={chosen_trust:g} margin {trust_margin(held, chosen_trust):+.3f}"
+            )
+        all_trust = {
+            t: round(float(np.mean([trust_margin(n, t) for n in scored])), 4) for t in trusts
+        }
+        print("mean margin over all datasets by trust:", all_trust)
         every = {x: np.mean([margin(n, x) for n in scored]) for x in SHRINKS}
         print(
             "mean margin over all datasets by shrink:", {k: round(v, 4) for k, v in every.items()}

@@ -33,7 +33,11 @@ HISTORY_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 
 def with_history(retriever: HybridRetriever) -> dict[str, Fusion]:
     base = {s: w for s, w in retriever.fusion.signal_weights.items() if s != "history"}
-    return {f"history={w:g}": Fusion("weighted", {**base, "history": w}) for w in HISTORY_WEIGHTS}
+    trust = retriever.fusion.lexical_trust
+    return {
+        f"history={w:g}": Fusion("weighted", {**base, "history": w}, lexical_trust=trust)
+        for w in HISTORY_WEIGHTS
+    }
 
 
 def half(dataset: BeirDataset, split: str, splits: dict[str, str]) -> BeirDataset:

@@ -194,3 +194,32 @@ def test_a_signal_that_scores_everything_alike_earns_nothing() -> None:
     flat = np.full(4, 0.3)
     assert adaptive._doc_ranks(flat, view, starts, frozenset({2})) == pytest.approx(1 / 2.5)
     assert adaptive._doc_ranks(np.array([0.1, 0.2, 0.9, 0.3]), view, starts, frozenset({2})) == 1
+
+
+def test_lexical_trust_leans_on_bm25_only_when_a_passage_matches_the_query_outright() -> None:
+    with pytest.raises(ValueError, match="lexical_trust"):
+        Fusion(lexical_trust=-1.0)
+    assert (
+        Fusion(lexical_trust=2.0).describe() == "weighted body=1 dense=3 title=0.5 lexical_trust=2"
+    )
+    docs = [article(n) for n in range(6)]
+    retriever = HybridRetriever(docs, embedder=NoiseEmbedder())
+    assert retriever.fusion.lexical_trust > 0
+    fixed = Fusion()
+    # A query made of one article's own words: its best passage matches all of the query's idf
+    # weight, so the body's scale shrinks by 1 + trust (the fused body term grows by as much).
+    query = " ".join(WORDS[20:24])
+    plain, trusted = retriever.scales(query, fixed), retriever.scales(query)
+    factor = plain["body"] / trusted["body"]
+    assert 1 < factor <= 1 + retriever.fusion.lexical_trust
+    assert retriever.search(query, k=1)[0].passage.doc_id == "KB-02"
+    # The fused score is still the weighted sum of raw scores over these scales.
+    hit = retriever.search(query, k=1)[0]
+    weights = retriever.fusion.signal_weights
+    recomputed = sum(
+        weights[name] * max(signal.score, 0.0) / trusted[name]
+        for name, signal in hit.signals.items()
+    )
+    assert hit.score == pytest.approx(recomputed, rel=1e-5)
+    # A query no passage shares a word with: nothing to trust, the scales are the fixed ones.
+    assert retriever.scales("zzz unknown words", fixed) == retriever.scales("zzz unknown words")

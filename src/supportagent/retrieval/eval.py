@@ -207,7 +207,8 @@ def evaluate_retrieval(
     weights = dict(retriever.fusion.signal_weights)
     if "history" in weights:
         without = {s: w for s, w in weights.items() if s != "history"}
-        candidates[NO_HISTORY_VARIANT] = Fusion("weighted", without)
+        trust = retriever.fusion.lexical_trust
+        candidates[NO_HISTORY_VARIANT] = Fusion("weighted", without, lexical_trust=trust)
     if extra_variants is not None:
         candidates.update(extra_variants(retriever))
     candidates[DEFAULT_VARIANT] = retriever.fusion

@@ -24,7 +24,12 @@ from supportagent.retrieval import adaptive
 from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, estimate
 from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
-from supportagent.retrieval.fusion import Fusion, reciprocal_rank_fusion, weighted_score_fusion
+from supportagent.retrieval.fusion import (
+    DEFAULT_LEXICAL_TRUST,
+    Fusion,
+    reciprocal_rank_fusion,
+    weighted_score_fusion,
+)
 from supportagent.retrieval.history import (
     HISTORY_WEIGHT,
     HistoryIndex,
@@ -151,7 +156,9 @@ class HybridRetriever:
             self.corpus_estimate = CorpusEstimate.from_dict(corpus_estimate)
         else:
             self.corpus_estimate = estimate(self._corpus_view(self._snapshot))
-        self.fusion = fusion or Fusion("weighted", self.default_weights())
+        self.fusion = fusion or Fusion(
+            "weighted", self.default_weights(), lexical_trust=DEFAULT_LEXICAL_TRUST
+        )
 
     def default_weights(self) -> dict[str, float]:
         """The corpus-read weights, plus the history signal where there is history."""
@@ -240,11 +247,17 @@ class HybridRetriever:
         usable = [s for s in SIGNALS if s not in _COSINE or self.embedder is not None]
         return tuple(s for s in usable if fusion.weight(s) > 0)
 
-    def scales(self, query: str) -> dict[str, float]:
-        """What weighted fusion divides each signal's raw score by, for this query."""
+    def scales(self, query: str, fusion: Fusion | None = None) -> dict[str, float]:
+        """What weighted fusion divides each signal's raw score by, for this query, so that
+        ``score = sum of weight * raw / scale``. With ``lexical_trust`` the body's scale is its
+        idf ceiling divided by this query's trust factor ``1 + trust * best body share``."""
+        fusion = fusion or self.fusion
         tokens = tokenize(query)
         snapshot = self._snapshot
         out = {s: snapshot.indexes[s].ceiling(tokens) for s in LEXICAL}
+        if fusion.lexical_trust and out["body"] > 0 and len(snapshot.passages):
+            best = float(snapshot.indexes["body"].scores(tokens).max()) / out["body"]
+            out["body"] /= 1.0 + fusion.lexical_trust * best
         if self.embedder is not None:
             out["dense"] = 1.0
             if self._snapshot.history is not None:
@@ -351,7 +364,10 @@ class HybridRetriever:
             else:
                 ceiling = snapshot.indexes[signal].ceiling(tokens)
                 normalized[signal] = scores / ceiling if ceiling > 0 else np.zeros_like(scores)
-        fused = weighted_score_fusion(normalized, {s: fusion.weight(s) for s in raw})
+        weights = {s: fusion.weight(s) for s in raw}
+        if fusion.lexical_trust and "body" in normalized and len(normalized["body"]):
+            weights["body"] *= 1.0 + fusion.lexical_trust * float(normalized["body"].max())
+        fused = weighted_score_fusion(normalized, weights)
         found = top_k(fused, k, mask)
         positions = np.array([position for position, _ in found], dtype=np.int64)
         # A signal's rank of a hit: 1 + how many searched passages that signal scores higher.
