@@ -35,7 +35,7 @@ from supportagent.retrieval.eval import (
     evaluate_retrieval,
     read_beir,
 )
-from supportagent.retrieval.fusion import DEFAULT_WEIGHTS
+from supportagent.retrieval.fusion import DEFAULT_WEIGHTS, Fusion
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.text import tokenize
 from supportagent.runtime import demo_path
@@ -63,7 +63,7 @@ class Scored:
             text = dataset.queries[query_id]
             tokens = tokenize(text)
             raw = retriever._score(snapshot, text, tokens, SIGNALS)
-            scales = retriever.scales(text)
+            scales = retriever.scales(text, Fusion())  # plain divisors, no lexical trust
             out = {}
             for signal, scores in raw.items():
                 if signal == "dense":
