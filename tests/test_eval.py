@@ -14,6 +14,7 @@ from supportagent.cli.evaluate import parse_ks
 from supportagent.errors import UserError
 from supportagent.ingest import read_kb
 from supportagent.retrieval.eval import (
+    DEFAULT_VARIANT,
     SINGLE_SIGNALS,
     VARIANTS,
     DatasetError,
@@ -97,7 +98,7 @@ def test_runner_scores_every_variant(tmp_path: Path) -> None:
     report = evaluate_retrieval(
         data, HashingEmbedder(), (1, 3), on_query=lambda d, t: seen.append((d, t))
     )
-    assert list(report.metrics) == list(VARIANTS)
+    assert list(report.metrics) == [*VARIANTS, DEFAULT_VARIANT]
     assert report.ks == (1, 3, 10) and report.queries == 3 and report.documents == 3
     assert seen[-1] == (3, 3)
     # Every query shares a word with its one relevant document, and no other: BM25 is perfect.
@@ -159,3 +160,25 @@ def test_eval_command_errors_are_one_line(tmp_path: Path) -> None:
     assert parse_ks("10, 1,3,3") == (1, 3, 10)
     with pytest.raises(UserError):
         parse_ks("0")
+
+
+def test_eval_command_with_history_ranks_articles_and_reports_the_weights(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner()
+    home = str(tmp_path / "home")
+    dataset = str(demo_path() / "eval")
+    history = str(demo_path() / "resolved.jsonl")
+    args = ["--home", home, "eval", "retrieval", dataset, "--json", "--history", history]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["documents"] == 47  # the articles; the resolved tickets are history only
+    assert report["default_weights"]["history"] > 0
+    assert "hybrid without history" in report["variants"]
+    missing = runner.invoke(
+        app,
+        ["--home", home, "eval", "retrieval", dataset, "--history", str(tmp_path / "none.jsonl")],
+    )
+    assert missing.exit_code == 1 and "Traceback" not in missing.output
+    assert "none.jsonl" in " ".join(missing.output.split())

@@ -257,7 +257,7 @@ def test_the_trace_explains_every_fused_score(store: Store, knowledge: Knowledge
     retrieves = [e["detail"] for e in store.trace(UNCOVERED.id) if e["stage"] == "retrieve"]
     assert retrieves
     for detail in retrieves:
-        assert detail["fusion"] == "weighted body=1 dense=3 title=0.5"
+        assert detail["fusion"] == "weighted body=1 dense=3 title=0.5 lexical_trust=2"
         weights = {"body": 1.0, "title": 0.5, "dense": 3.0}
         for hit in detail["hits"]:
             recomputed = sum(

@@ -575,6 +575,11 @@ def test_default_fusion_scores_are_the_weighted_sum_of_normalised_signals() -> N
     scales = retriever.scales(query)
     assert scales["dense"] == 1.0 and scales["body"] > 0 and scales["title"] > 0
     weights = DEFAULT_WEIGHTS
+    # The body's scale carries this query's lexical trust factor (fusion.lexical_trust).
+    ceiling = retriever._snapshot.indexes["body"].ceiling(tokenize(query))
+    best = float(retriever._snapshot.indexes["body"].scores(tokenize(query)).max()) / ceiling
+    trust = retriever.fusion.lexical_trust
+    assert trust > 0 and scales["body"] == pytest.approx(ceiling / (1 + trust * best))
     query_vector = embedder.embed([query])[0]
     for hit in hits:
         assert set(hit.signals) <= set(SIGNALS) and "dense" in hit.signals

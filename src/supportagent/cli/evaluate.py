@@ -14,6 +14,7 @@ from supportagent.cli.app import app, console, err, guard, settings_of
 from supportagent.errors import UserError
 
 if TYPE_CHECKING:
+    from supportagent.domain import Document
     from supportagent.retrieval.eval import EvalReport
 
 eval_app = typer.Typer(help="Measure the agent on labelled data.", no_args_is_help=True)
@@ -40,6 +41,12 @@ def eval_retrieval(
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Only a fixed sample of N queries (the whole corpus)."
     ),
+    history: Path | None = typer.Option(
+        None,
+        "--history",
+        help="Resolved tickets (with linked_docs) for the history signal; only articles are "
+        "ranked, and no query is matched by its own ticket.",
+    ),
 ) -> None:
     """Recall@k, MRR and nDCG@10 for BM25 alone, dense alone and each fusion."""
     from dataclasses import replace
@@ -62,6 +69,7 @@ def eval_retrieval(
         total = len(data.qrels)
         kept = set(sample(sorted(data.qrels), limit, str))
         data = replace(data, qrels={q: d for q, d in data.qrels.items() if q in kept})
+        resolved = read_history(history) if history is not None else ()
         store = open_store(settings)
         try:
             embedder = build_embedder(settings, StoreVectorCache(store))
@@ -83,7 +91,7 @@ def eval_retrieval(
                     progress.update(query_task, completed=done, total=total)
 
                 report = evaluate_retrieval(
-                    data, embedder, ks, on_embedding=embedded, on_query=queried
+                    data, embedder, ks, history=resolved, on_embedding=embedded, on_query=queried
                 )
             name = sampled_name(str(dataset), limit, total)
             save_result(retrieval_result(report, name), settings.home)
@@ -96,6 +104,16 @@ def eval_retrieval(
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
         return
     print_report(report)
+
+
+def read_history(path: Path) -> tuple[Document, ...]:
+    """Resolved tickets from ``path``; UserError for a missing or unreadable file."""
+    from supportagent.ingest import read_resolved
+
+    result = read_resolved(path)
+    if result.problems:
+        raise UserError(f"{path}: {result.problems[0]}")
+    return tuple(result.records)
 
 
 def print_report(report: EvalReport) -> None:
@@ -126,3 +144,8 @@ def print_report(report: EvalReport) -> None:
             f"hybrid (default) MRR {default['mrr']:.3f} vs best single signal "
             f"({best}) {best_mrr:.3f}: {default['mrr'] - best_mrr:+.3f}"
         )
+    if report.weights:
+        weights = " ".join(f"{s}={w:.2f}" for s, w in sorted(report.weights.items()))
+        queries = int(report.estimate.get("queries", 0))
+        source = f"read from the corpus, {queries} pseudo-queries" if queries else "fixed"
+        console.print(f"default weights ({source}): {weights}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,19 @@ from supportagent.errors import UserError
 from supportagent.lines import physical_lines
 from supportagent.retrieval.dense import Embedder, Progress
 from supportagent.retrieval.fusion import Fusion
+from supportagent.retrieval.history import linked_questions
 from supportagent.retrieval.metrics import DEFAULT_KS, evaluate
 from supportagent.retrieval.retriever import SIGNALS, HybridRetriever
+from supportagent.retrieval.text import tokenize
 
 #: Passages asked for per query: enough distinct documents for any cut-off we report.
 SEARCH_DEPTH = 100
 
 DEFAULT_VARIANT = "hybrid (default)"
-#: Every way of searching the eval command compares; single signals first.
+FIXED_VARIANT = "hybrid (fixed weights)"
+NO_HISTORY_VARIANT = "hybrid without history"
+#: Every way of searching the eval command compares; single signals first. The default is the
+#: retriever's own fusion (weights read from the corpus, ``adaptive.py``), so it has no entry.
 VARIANTS: Mapping[str, Fusion] = {
     "bm25-body": Fusion("weighted", {"body": 1.0}),
     "bm25-title": Fusion("weighted", {"title": 1.0}),
@@ -36,7 +41,7 @@ VARIANTS: Mapping[str, Fusion] = {
     "rrf body+title": Fusion("rrf", {"body": 1.0, "title": 1.0}),
     "rrf body+dense": Fusion("rrf", {"body": 1.0, "dense": 1.0}),
     "rrf body+title+dense": Fusion("rrf", {"body": 1.0, "title": 1.0, "dense": 1.0}),
-    DEFAULT_VARIANT: Fusion(),
+    FIXED_VARIANT: Fusion(),
 }
 SINGLE_SIGNALS = ("bm25-body", "bm25-title", "dense")
 
@@ -135,6 +140,9 @@ class EvalReport:
     embedder: str | None
     ks: tuple[int, ...]
     metrics: Mapping[str, Mapping[str, float]]
+    #: The default's weights as read from the corpus, and what the corpus said.
+    weights: Mapping[str, float] = field(default_factory=dict)
+    estimate: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +153,8 @@ class EvalReport:
             "embedder": self.embedder,
             "ks": list(self.ks),
             "variants": {name: dict(values) for name, values in self.metrics.items()},
+            "default_weights": dict(self.weights),
+            "corpus_estimate": dict(self.estimate),
         }
 
     def best_single(self, metric: str = "mrr") -> tuple[str, float]:
@@ -155,23 +165,59 @@ class EvalReport:
         return max(singles, key=lambda pair: pair[1])
 
 
+def _own_tickets(
+    queries: Mapping[str, str], history: Sequence[Document]
+) -> dict[str, frozenset[str]]:
+    """For each query, the resolved documents it must not be matched by: the one with its id,
+    and any whose question has the same words (the query is that ticket, or a copy of it)."""
+    by_words: dict[tuple[str, ...], set[str]] = {}
+    for source, question, _ in linked_questions(history):
+        by_words.setdefault(tuple(tokenize(question)), set()).add(source)
+    ids = {doc.id for doc in history}
+    out = {}
+    for query_id, text in queries.items():
+        own = set(by_words.get(tuple(tokenize(text)), ()))
+        if query_id in ids:
+            own.add(query_id)
+        out[query_id] = frozenset(own)
+    return out
+
+
 def evaluate_retrieval(
     dataset: BeirDataset,
     embedder: Embedder | None,
     ks: Sequence[int] = DEFAULT_KS,
     *,
     variants: Mapping[str, Fusion] = VARIANTS,
+    history: Sequence[Document] = (),
+    extra_variants: Callable[[HybridRetriever], Mapping[str, Fusion]] | None = None,
     on_embedding: Progress | None = None,
     on_query: Callable[[int, int], None] | None = None,
 ) -> EvalReport:
-    """Index the corpus once, run every query under every variant, and score the runs."""
+    """Index the corpus once, run every query under every variant, and score the runs.
+
+    ``history``: resolved tickets (with ``linked_docs``) indexed beside the corpus for the
+    history signal; then only the corpus's articles are ranked, and no query is matched by
+    its own ticket. ``extra_variants`` adds fusions computed from the built retriever."""
     cutoffs = tuple(sorted({*ks, 10}))
-    retriever = HybridRetriever(dataset.corpus, embedder=embedder, progress=on_embedding)
+    corpus = (*dataset.corpus, *history)
+    retriever = HybridRetriever(corpus, embedder=embedder, progress=on_embedding)
+    kinds = (DocKind.KB,) if history else None
+    own = _own_tickets(dataset.queries, history) if history else {}
+    candidates: dict[str, Fusion] = dict(variants)
+    weights = dict(retriever.fusion.signal_weights)
+    if "history" in weights:
+        without = {s: w for s, w in weights.items() if s != "history"}
+        trust = retriever.fusion.lexical_trust
+        candidates[NO_HISTORY_VARIANT] = Fusion("weighted", without, lexical_trust=trust)
+    if extra_variants is not None:
+        candidates.update(extra_variants(retriever))
+    candidates[DEFAULT_VARIANT] = retriever.fusion
     # A variant runs only when every signal it names is available (dense needs an embedder);
     # the default runs with whatever it has, as it does in the agent.
     usable = {
         name: fusion
-        for name, fusion in variants.items()
+        for name, fusion in candidates.items()
         if set(retriever.signals(fusion)) == {s for s in SIGNALS if fusion.weight(s) > 0}
         or (name == DEFAULT_VARIANT and retriever.signals(fusion))
     }
@@ -180,7 +226,13 @@ def evaluate_retrieval(
     for done, query_id in enumerate(wanted, start=1):
         text = dataset.queries[query_id]
         for name, fusion in usable.items():
-            hits = retriever.search(text, k=SEARCH_DEPTH, fusion=fusion)
+            hits = retriever.search(
+                text,
+                k=SEARCH_DEPTH,
+                kinds=kinds,
+                fusion=fusion,
+                exclude_history=own.get(query_id, ()),
+            )
             runs[name][query_id] = [hit.passage.doc_id for hit in hits]
         if on_query:
             on_query(done, len(wanted))
@@ -193,4 +245,6 @@ def evaluate_retrieval(
         embedder.model_id if embedder else None,
         cutoffs,
         metrics,
+        weights,
+        retriever.corpus_estimate.to_dict(),
     )

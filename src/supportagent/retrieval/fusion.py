@@ -24,10 +24,14 @@ import numpy.typing as npt
 DEFAULT_RRF_K = 60
 FusionMethod = Literal["weighted", "rrf"]
 #: Weighted fusion: dense similarity counts three times a full BM25 match of the passage body;
-#: the title signal mostly breaks near-ties. Chosen as the one setting that stays within 0.01
-#: MRR of the best single signal on all four datasets we have (StackFAQ, the demo eval set, the
-#: demo inbox, a RAGTruth-derived set; docs/retrieval.md), not tuned per dataset.
+#: the title signal mostly breaks near-ties. Chosen on StackFAQ, the demo eval set, the demo
+#: inbox and a RAGTruth-derived set; weights read per corpus (``adaptive.py``) did not beat them
+#: under leave-one-dataset-out over five sets, though they fall 0.023 MRR below BM25 alone on
+#: a technical-documentation set (docs/retrieval.md).
 DEFAULT_WEIGHTS: Mapping[str, float] = {"body": 1.0, "title": 0.5, "dense": 3.0}
+#: The default's per-query lexical trust (``Fusion.lexical_trust``): chosen by
+#: leave-one-dataset-out over five sets (docs/retrieval.md).
+DEFAULT_LEXICAL_TRUST = 2.0
 _EQUAL_WEIGHTS: Mapping[str, float] = {"body": 1.0, "title": 1.0, "dense": 1.0}
 
 
@@ -42,11 +46,19 @@ class Fusion:
     method: FusionMethod = "weighted"
     weights: Mapping[str, float] | None = None
     rrf_k: int = DEFAULT_RRF_K
+    #: Weighted fusion only: the body weight of each query is multiplied by
+    #: ``1 + lexical_trust * b``, where ``b`` is the best normalised BM25 body score of that
+    #: query (the share of its idf weight the best passage matches). A query whose rare words a
+    #: passage matches outright (a command name, an error code) leans on BM25; a paraphrase,
+    #: which matches little, leaves the weights as they are. 0 = fixed weights.
+    lexical_trust: float = 0.0
 
     def __post_init__(self) -> None:
         if self.method not in ("weighted", "rrf"):
             raise ValueError(f"unknown fusion method {self.method!r}; use 'weighted' or 'rrf'")
         validate_fusion(self.rrf_k, self.weights)
+        if not self.lexical_trust >= 0 or math.isinf(self.lexical_trust):
+            raise ValueError(f"lexical_trust must be finite and >= 0, got {self.lexical_trust}")
 
     @property
     def signal_weights(self) -> Mapping[str, float]:
@@ -63,7 +75,8 @@ class Fusion:
         if self.method == "rrf":
             names = "+".join(used) if all(w == 1 for w in used.values()) else _pairs(used)
             return f"rrf(k={self.rrf_k}) {names}"
-        return f"weighted {_pairs(used)}"
+        trust = f" lexical_trust={self.lexical_trust:g}" if self.lexical_trust else ""
+        return f"weighted {_pairs(used)}{trust}"
 
 
 def _pairs(weights: Mapping[str, float]) -> str:

@@ -22,9 +22,22 @@ from pathlib import Path
 import numpy as np
 
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore
+from supportagent.retrieval import adaptive
+from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, estimate
 from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
-from supportagent.retrieval.fusion import Fusion, reciprocal_rank_fusion, weighted_score_fusion
+from supportagent.retrieval.fusion import (
+    DEFAULT_LEXICAL_TRUST,
+    Fusion,
+    reciprocal_rank_fusion,
+    weighted_score_fusion,
+)
+from supportagent.retrieval.history import (
+    HISTORY_WEIGHT,
+    HistoryIndex,
+    build_history,
+    linked_questions,
+)
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
@@ -32,8 +45,11 @@ from supportagent.retrieval.text import tokenize
 log = logging.getLogger(__name__)
 
 #: body: BM25 over the passage text; title: BM25 over the title and heading path (and, for a
-#: resolved ticket, its question); dense: cosine similarity of embeddings.
-SIGNALS = ("body", "title", "dense")
+#: resolved ticket, its question); dense: cosine similarity of embeddings; history: cosine with
+#: the questions of resolved tickets that link to the passage's article (``history.py``).
+SIGNALS = ("body", "title", "dense", "history")
+#: Signals scored by cosine similarity (used as they are by weighted fusion).
+_COSINE = ("dense", "history")
 LEXICAL = ("body", "title")
 #: Raw scores of one query, per signal (BM25 scores, or cosine similarities).
 Scores = Mapping[str, np.ndarray]
@@ -74,6 +90,7 @@ class _Snapshot:
     indexes: Mapping[str, BM25Index]
     kinds: np.ndarray
     dense: Vectors | None
+    history: HistoryIndex | None = None
     #: Kind masks already computed for this snapshot (it never changes, so neither do they).
     masks: dict[frozenset[DocKind], Mask] = field(default_factory=dict)
 
@@ -128,20 +145,25 @@ class HybridRetriever:
         fusion: Fusion | None = None,
         progress: Progress | None = None,
         index_dir: Path | None = None,
+        corpus_estimate: Mapping[str, float] | None = None,
     ) -> None:
         """``index_dir``: keep the index there (see ``persisted.py``), mapped by every process
-        that opens the same corpus; None builds it in memory."""
-        self.fusion = fusion or Fusion()
-        self._check_fusion(self.fusion)
+        that opens the same corpus; None builds it in memory.
+
+        Without ``fusion``, the weights are read from the corpus at build (``adaptive.py``);
+        ``corpus_estimate`` (``self.corpus_estimate.to_dict()`` of an earlier build of the same
+        corpus) skips that step. ``Fusion()`` is the fixed-weight fusion."""
+        self._check_fusion(fusion or Fusion())
         self.embedder = embedder
+        self._question_vectors: dict[str, Vectors] = {}
         self._lock = threading.Lock()
         self._rows: _GrowingRows | None = None
         self._query_vectors: OrderedDict[str, Vectors] = OrderedDict()
         # The last few queries' raw scores: the agent searches articles and then resolved
         # tickets with the same query, and both are slices of the same scoring.
-        self._recent: OrderedDict[tuple[str, tuple[str, ...]], tuple[_Snapshot, Scores]] = (
-            OrderedDict()
-        )
+        self._recent: OrderedDict[
+            tuple[str, tuple[str, ...], frozenset[str]], tuple[_Snapshot, Scores]
+        ] = OrderedDict()
         # Insertion-ordered; a replaced document keeps its place, so order is deterministic.
         self._prepared: dict[str, _Prepared] = {}
         #: How this retriever's index came to be: built in memory, mapped from disk, or built
@@ -151,11 +173,60 @@ class HybridRetriever:
             for document in documents:
                 self._prepared[document.id] = _prepare(document, tokenized=False)
             self._snapshot = self._open(index_dir, progress)
-            return
-        for document in documents:
-            self._prepared[document.id] = _prepare(document)
-        self._prepared = self._embed(self._prepared, progress)
-        self._snapshot = self._build(self._prepared.values())
+        else:
+            for document in documents:
+                self._prepared[document.id] = _prepare(document)
+            self._prepared = self._embed(self._prepared, progress)
+            self._snapshot = self._build(self._prepared.values())
+        # --- fusion that reads the corpus (kept apart from building, see adaptive.py) ---
+        if fusion is not None or adaptive.SHRINK == 0:
+            # SHRINK 0 means the fixed weights (the leave-one-dataset-out choice, see
+            # docs/retrieval.md): the build then skips the estimate and costs nothing extra.
+            self.corpus_estimate = FIXED
+        elif corpus_estimate is not None:
+            self.corpus_estimate = CorpusEstimate.from_dict(corpus_estimate)
+        else:
+            self.corpus_estimate = estimate(self._corpus_view(self._snapshot))
+        self.fusion = fusion or Fusion(
+            "weighted", self.default_weights(), lexical_trust=DEFAULT_LEXICAL_TRUST
+        )
+
+    def default_weights(self) -> dict[str, float]:
+        """The corpus-read weights, plus the history signal where there is history."""
+        weights = self.corpus_estimate.weights()
+        history = self._snapshot.history
+        if history is not None and len(history) and self.embedder is not None:
+            weights["history"] = HISTORY_WEIGHT
+        return weights
+
+    def _corpus_view(self, snapshot: _Snapshot) -> CorpusView:
+        doc_index: dict[str, int] = {}
+        doc_of = np.array(
+            [doc_index.setdefault(p.doc_id, len(doc_index)) for p in snapshot.passages],
+            dtype=np.int64,
+        )
+        searchable = np.asarray(snapshot.kinds == _KIND_CODES[DocKind.KB], dtype=np.bool_)
+        history = []
+        for doc in self._prepared.values():
+            for _, question, linked in linked_questions([doc.document]):
+                targets = frozenset(doc_index[d] for d in linked if d in doc_index)
+                history.append((question, targets))
+        embedder = self.embedder
+
+        def embed(texts: Sequence[str]) -> Vectors:
+            assert embedder is not None
+            return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+
+        return CorpusView(
+            texts=[p.text for p in snapshot.passages],
+            dense_texts=[dense_text(p) for p in snapshot.passages],
+            doc_of=doc_of,
+            searchable=searchable,
+            indexes=snapshot.indexes,
+            dense=snapshot.dense,
+            embed=embed if embedder is not None and snapshot.dense is not None else None,
+            history=history,
+        )
 
     def _open(self, index_dir: Path, progress: Progress | None) -> _Snapshot:
         """The snapshot over the index on disk (built and saved first when it is missing,
@@ -181,7 +252,10 @@ class HybridRetriever:
                 self._prepared[doc.document.id] = replace(doc, vectors=dense[start:end])
                 start = end
         by_id = {p.id: i for i, p in enumerate(passages)}
-        return _Snapshot(passages, by_id, dict(loaded.indexes), _kind_codes(passages), dense)
+        history = self._history(list(self._prepared.values()), passages, dense)
+        return _Snapshot(
+            passages, by_id, dict(loaded.indexes), _kind_codes(passages), dense, history
+        )
 
     # --- reading -------------------------------------------------------------------------
 
@@ -230,16 +304,24 @@ class HybridRetriever:
     def signals(self, fusion: Fusion | None = None) -> tuple[str, ...]:
         """The signals a search with ``fusion`` uses: weighted above zero and available."""
         fusion = fusion or self.fusion
-        usable = [s for s in SIGNALS if s != "dense" or self.embedder is not None]
+        usable = [s for s in SIGNALS if s not in _COSINE or self.embedder is not None]
         return tuple(s for s in usable if fusion.weight(s) > 0)
 
-    def scales(self, query: str) -> dict[str, float]:
-        """What weighted fusion divides each signal's raw score by, for this query."""
+    def scales(self, query: str, fusion: Fusion | None = None) -> dict[str, float]:
+        """What weighted fusion divides each signal's raw score by, for this query, so that
+        ``score = sum of weight * raw / scale``. With ``lexical_trust`` the body's scale is its
+        idf ceiling divided by this query's trust factor ``1 + trust * best body share``."""
+        fusion = fusion or self.fusion
         tokens = tokenize(query)
         snapshot = self._snapshot
         out = {s: snapshot.indexes[s].ceiling(tokens) for s in LEXICAL}
+        if fusion.lexical_trust and out["body"] > 0 and len(snapshot.passages):
+            best = float(snapshot.indexes["body"].scores(tokens).max()) / out["body"]
+            out["body"] /= 1.0 + fusion.lexical_trust * best
         if self.embedder is not None:
             out["dense"] = 1.0
+            if self._snapshot.history is not None:
+                out["history"] = 1.0
         return out
 
     # --- searching -----------------------------------------------------------------------
@@ -251,8 +333,12 @@ class HybridRetriever:
         kinds: Collection[DocKind] | None = None,
         per_signal: int = 50,
         fusion: Fusion | None = None,
+        exclude_history: Collection[str] = (),
     ) -> list[Hit]:
-        """The ``k`` best passages for ``query``, optionally only of the given ``kinds``."""
+        """The ``k`` best passages for ``query``, optionally only of the given ``kinds``.
+
+        ``exclude_history``: ids of resolved documents whose questions the history signal must
+        ignore (an evaluation passes the ticket a query came from)."""
         if k < 1 or per_signal < 1:
             raise ValueError(f"k and per_signal must be at least 1, got {k} and {per_signal}")
         fusion = fusion or self.fusion
@@ -262,7 +348,9 @@ class HybridRetriever:
         tokens = tokenize(query)
         if not tokens or not snapshot.passages or (mask is not None and not mask.any()):
             return []
-        raw = self._raw_scores(snapshot, query, tokens, self.signals(fusion))
+        raw = self._raw_scores(
+            snapshot, query, tokens, self.signals(fusion), frozenset(exclude_history)
+        )
         if not raw:
             return []
         if fusion.method == "rrf":
@@ -270,13 +358,18 @@ class HybridRetriever:
         return self._fuse_weighted(snapshot, raw, tokens, mask, k, fusion)
 
     def _raw_scores(
-        self, snapshot: _Snapshot, query: str, tokens: list[str], signals: tuple[str, ...]
+        self,
+        snapshot: _Snapshot,
+        query: str,
+        tokens: list[str],
+        signals: tuple[str, ...],
+        exclude: frozenset[str] = frozenset(),
     ) -> Scores:
-        key = (query, signals)
+        key = (query, signals, exclude)
         recent = self._recent.get(key)
         if recent is not None and recent[0] is snapshot:  # same query, same index version
             return recent[1]
-        raw = self._score(snapshot, query, tokens, signals)
+        raw = self._score(snapshot, query, tokens, signals, exclude)
         for scores in raw.values():
             scores.setflags(write=False)  # shared by the searches that hit this entry
         with self._lock:
@@ -286,13 +379,31 @@ class HybridRetriever:
         return raw
 
     def _score(
-        self, snapshot: _Snapshot, query: str, tokens: list[str], signals: Sequence[str]
+        self,
+        snapshot: _Snapshot,
+        query: str,
+        tokens: list[str],
+        signals: Sequence[str],
+        exclude: frozenset[str] = frozenset(),
     ) -> Scores:
         raw: dict[str, np.ndarray] = {}
         for signal in signals:
             if signal == "dense":
                 if snapshot.dense is not None and len(snapshot.dense):
                     raw[signal] = snapshot.dense @ self._query_vector(query)
+            elif signal == "history":
+                if snapshot.history is not None and len(snapshot.history):
+                    vector = self._query_vector(query)
+                    history = snapshot.history.scores(vector, len(snapshot.passages), exclude)
+                    dense = raw.get("dense")
+                    if dense is None and snapshot.dense is not None:
+                        dense = snapshot.dense @ vector
+                    # What a linked question adds beyond the passage's own similarity: a
+                    # passage is not lifted just for having history, only where the query is
+                    # closer to a customer's wording than to the passage's.
+                    if dense is not None:
+                        history = np.clip(history - dense, 0.0, None).astype(np.float32)
+                    raw[signal] = history
             else:
                 raw[signal] = snapshot.indexes[signal].scores(tokens)
         return raw
@@ -308,12 +419,15 @@ class HybridRetriever:
     ) -> list[Hit]:
         normalized: dict[str, np.ndarray] = {}
         for signal, scores in raw.items():
-            if signal == "dense":
+            if signal in _COSINE:
                 normalized[signal] = np.clip(scores, 0.0, None)
             else:
                 ceiling = snapshot.indexes[signal].ceiling(tokens)
                 normalized[signal] = scores / ceiling if ceiling > 0 else np.zeros_like(scores)
-        fused = weighted_score_fusion(normalized, {s: fusion.weight(s) for s in raw})
+        weights = {s: fusion.weight(s) for s in raw}
+        if fusion.lexical_trust and "body" in normalized and len(normalized["body"]):
+            weights["body"] *= 1.0 + fusion.lexical_trust * float(normalized["body"].max())
+        fused = weighted_score_fusion(normalized, weights)
         found = top_k(fused, k, mask)
         positions = np.array([position for position, _ in found], dtype=np.int64)
         # A signal's rank of a hit: 1 + how many searched passages that signal scores higher.
@@ -445,7 +559,8 @@ class HybridRetriever:
                 self._rows = _GrowingRows(np.vstack(rows))
                 dense = self._rows.view()
         by_id = {p.id: i for i, p in enumerate(passages)}
-        return _Snapshot(passages, by_id, indexes, _kind_codes(passages), dense)
+        history = self._history(docs, passages, dense)
+        return _Snapshot(passages, by_id, indexes, _kind_codes(passages), dense, history)
 
     def _append(
         self, snapshot: _Snapshot, fresh: _Prepared, everything: Iterable[_Prepared]
@@ -468,4 +583,28 @@ class HybridRetriever:
         by_id = dict(snapshot.by_id)
         by_id.update({p.id: len(snapshot.passages) + i for i, p in enumerate(fresh.passages)})
         kinds = np.concatenate([snapshot.kinds, _kind_codes(fresh.passages)])
-        return _Snapshot(passages, by_id, indexes, kinds, dense)
+        history = snapshot.history
+        if linked_questions([fresh.document]) or history is None:
+            history = self._history(list(everything), passages, dense)
+        return _Snapshot(passages, by_id, indexes, kinds, dense, history)
+
+    def _history(
+        self, docs: Sequence[_Prepared], passages: Sequence[Passage], dense: Vectors | None
+    ) -> HistoryIndex | None:
+        """The history signal's index: linked questions, embedded once each (cached)."""
+        if self.embedder is None or dense is None or not len(dense):
+            return None
+        questions = linked_questions([doc.document for doc in docs])
+        if not questions:
+            return None
+        missing = [q for q in questions if q[1] not in self._question_vectors]
+        if missing:
+            vectors = self.embedder.embed([q[1] for q in missing])
+            for (_, text, _), vector in zip(missing, vectors, strict=True):
+                self._question_vectors[text] = np.asarray(vector, dtype=np.float32)
+        matrix = np.vstack([self._question_vectors[q[1]] for q in questions])
+        passages_of: dict[str, list[int]] = {}
+        for position, passage in enumerate(passages):
+            if passage.kind is DocKind.KB:
+                passages_of.setdefault(passage.doc_id, []).append(position)
+        return build_history(questions, matrix, passages_of, dense)
