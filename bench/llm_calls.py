@@ -124,6 +124,58 @@ def run_tickets(
     return rows
 
 
+def classify_tickets(
+    pipeline: Any,
+    tickets: list[Any],
+    labels: dict[str, dict[str, Any]],
+    partial: Path | None = None,
+) -> list[dict[str, Any]]:
+    """The safety gate and the classify stage only, per ticket: the cheap call, over every
+    ticket, for the valid-reply rate where a whole run would take hours on a small model."""
+    rows = []
+    for ticket in tickets:
+        started = time.perf_counter()
+        safety = pipeline.screen(ticket)
+        bucket = reason = None
+        if safety.auto_escalate:
+            bucket, reason = "needs_human", safety.reason_code
+        else:
+            try:
+                decided = pipeline.engine.classify(ticket, safety)
+                bucket, reason = decided.bucket.value, decided.reason_code
+            except Exception as error:  # a call that failed is a row too: it is what we measure
+                reason = getattr(error, "reason_code", type(error).__name__)
+        calls = [c.to_json() for c in pipeline.engine.take_calls(ticket.id)]
+        sent = [c for c in calls if not c["cache_hit"] and c["status"] in {"ok", "invalid"}]
+        row = {
+            "id": ticket.id,
+            "expected": labels.get(ticket.id, {}).get("expected_bucket"),
+            "bucket": bucket,
+            "status": "classified",
+            "reason": reason,
+            "calls": len(sent),
+            "requests": sum(int(c.get("requests") or 0) for c in calls),
+            "drafts": 0,
+            "prompt_tokens": sum(c["prompt_tokens"] for c in sent),
+            "completion_tokens": sum(c["completion_tokens"] for c in sent),
+            "model_seconds": round(sum(c["latency_ms"] for c in sent) / 1000, 2),
+            "seconds": round(time.perf_counter() - started, 2),
+            "cites_expected_doc": None,
+            "facts": None,
+            "answer": None,
+            "tries": first_tries(calls),
+            "stages": [(c["stage"], c["status"]) for c in calls],
+            "calls_detail": [{k: c.get(k) for k in CALL_FIELDS} for c in calls],
+            "profile": sorted({str(c.get("profile")) for c in calls}),
+        }
+        rows.append(row)
+        print(f"  {ticket.id}: {bucket} {reason} ({row['seconds']:.1f} s)", flush=True)
+        if partial is not None:
+            with partial.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(row, default=str) + "\n")
+    return rows
+
+
 def ticket_rows(
     store: Store, ids: list[str], labels: dict[str, dict[str, Any]], seconds: dict[str, float]
 ) -> list[dict[str, Any]]:
@@ -136,6 +188,7 @@ def ticket_rows(
         draft = record.draft if record else None
         cited = {c.split("#", 1)[0] for c in (draft or {}).get("citations", [])}
         expected_docs = set(label.get("expected_docs") or [])
+        model_steps = [e["detail"] for e in store.trace(ticket_id) if e["stage"] == "model"]
         rows.append(
             {
                 "id": ticket_id,
@@ -158,6 +211,7 @@ def ticket_rows(
                 "tries": first_tries(calls),
                 "stages": [(r["stage"], r["status"]) for r in calls],
                 "calls_detail": [{k: r.get(k) for k in CALL_FIELDS} for r in calls],
+                "profile": sorted({str(d.get("profile")) for d in model_steps}),
             }
         )
     return rows
@@ -276,6 +330,9 @@ def main() -> None:
     parser.add_argument("--offline", action="store_true", help="compare the offline engine")
     parser.add_argument("--out", type=Path, default=None, help="write every ticket's row here")
     parser.add_argument("--report", type=Path, default=None, help="report a rows JSONL file")
+    parser.add_argument(
+        "--classify-only", action="store_true", help="only the safety gate and the classify call"
+    )
     args = parser.parse_args()
     if args.report:
         rows = [json.loads(line) for line in args.report.read_text().splitlines() if line]
@@ -317,7 +374,10 @@ def main() -> None:
             print(f"\nengine: {describe_engine(engine)}; {len(ids)} tickets")
             pipeline = build_pipeline(settings, store, engine, knowledge)
             started = time.perf_counter()
-            out["llm"] = run_tickets(store, pipeline, ids, labels, partial)
+            if args.classify_only:
+                out["llm"] = classify_tickets(pipeline, tickets, labels, partial)
+            else:
+                out["llm"] = run_tickets(store, pipeline, ids, labels, partial)
             wall = time.perf_counter() - started
             report(out["llm"])
             print(f"wall time: {wall:,.0f} s; {engine.budget.used().describe()}")
