@@ -232,3 +232,17 @@ def test_post_triage_answers_answer_cited_doc_id_and_confidence(
     assert body["answer"] and body["confidence"] is not None
     assert body["cited_doc_id"] == body["citations"][0].split("#", 1)[0]
     assert {"safety", "retrieval", "tokens", "latencies", "trace", "bucket"} <= set(body)
+    [row] = _log(settings)  # the API appends to the same log as the CLI
+    assert row["ticket_id"] == body["ticket_id"] and row["cited_doc_id"] == body["cited_doc_id"]
+    assert row["response"] == body["answer"]
+
+
+def test_post_triage_still_answers_when_its_log_cannot_be_written(
+    settings: Settings, demo_store: Any
+) -> None:
+    settings.home.mkdir(parents=True, exist_ok=True)
+    (settings.home / "triage-log.csv").write_text("other,columns\n", encoding="utf-8")
+    with TestClient(create_app(settings, demo_store, work=False), base_url="http://127.0.0.1") as c:
+        response = c.post("/triage", json={"ticket_text": "How do I rotate my API key?"})
+    assert response.status_code == 200 and response.json()["status"] == "pending_review"
+    assert (settings.home / "triage-log.csv").read_text(encoding="utf-8") == "other,columns\n"

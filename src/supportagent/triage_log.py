@@ -13,6 +13,7 @@ import csv
 import io
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,6 +114,9 @@ def safe_cell(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+_APPEND_LOCK = threading.Lock()
+
+
 def append_rows(path: Path, rows: Iterable[Mapping[str, str]]) -> int:
     """Append ``rows`` to the log at ``path`` (header first when the file is new); the count.
 
@@ -127,14 +131,17 @@ def append_rows(path: Path, rows: Iterable[Mapping[str, str]]) -> int:
         count += 1
     if not count:
         return 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.stat().st_size > 0:
-        _check_header(path)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(fd, "a", encoding="utf-8", newline="") as handle:
-        if handle.tell() == 0:
-            handle.write(",".join(TRIAGE_LOG_COLUMNS) + "\n")
-        handle.write(buffer.getvalue())
+    # The web API appends from several threads: one at a time, so the header is written once
+    # and rows never interleave.
+    with _APPEND_LOCK:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > 0:
+            _check_header(path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8", newline="") as handle:
+            if handle.tell() == 0:
+                handle.write(",".join(TRIAGE_LOG_COLUMNS) + "\n")
+            handle.write(buffer.getvalue())
     return count
 
 

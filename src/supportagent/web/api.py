@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 import sqlalchemy as sa
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
+from supportagent.config import Settings
 from supportagent.domain import ID_PATTERN, Status, Ticket
+from supportagent.errors import UserError
 from supportagent.insights import compute_stats, knowledge_gaps
 from supportagent.llm.budget import RunBudgetExhausted
 from supportagent.llm.chat import ModelUnavailable
 from supportagent.review import ReviewResult, amend, approve, reject
 from supportagent.store.store import StagedRecord
 from supportagent.triage import triage_text
+from supportagent.triage_log import append_rows, log_row
 from supportagent.web.deps import State, check_id
 from supportagent.web.monitor_view import agent_status
 from supportagent.web.ratelimit import limit_triage
@@ -37,6 +41,7 @@ from supportagent.web.schemas import (
 from supportagent.web.security import require_csrf
 from supportagent.web.trace_view import latencies, model_calls, token_totals
 
+log = logging.getLogger(__name__)
 router = APIRouter(dependencies=[Depends(require_csrf)])
 
 TicketPath = Annotated[
@@ -76,7 +81,20 @@ def triage(body: TriageRequest, state: State) -> TriageResult:
         raise HTTPException(429, str(exc)) from None
     except ModelUnavailable as exc:
         raise HTTPException(503, str(exc)) from None
+    _log_triage(state.settings, raw)
     return triage_result(raw)
+
+
+def _log_triage(settings: Settings, raw: dict[str, Any]) -> None:
+    """One row in the triage CSV log, as the CLI's ``triage`` writes. A log that cannot be
+    written is reported in the server log; the caller still gets its answer."""
+    path = settings.resolved_triage_log()
+    if path is None:
+        return
+    try:
+        append_rows(path, [log_row(raw)])
+    except (OSError, UserError) as exc:
+        log.warning("triage log %s not written: %s", path, exc)
 
 
 def triage_result(raw: dict[str, Any]) -> TriageResult:
