@@ -19,6 +19,7 @@ from supportagent.domain import Status, Ticket, id_problem
 from supportagent.errors import UserError
 from supportagent.ingest import Progress as FileProgress
 from supportagent.ingest import read_kb, read_resolved, read_tickets
+from supportagent.ingest.common import count_flagged
 from supportagent.labels import bucket_accuracy, misses_by_kind, read_labels
 from supportagent.reasons import explain, one_line
 from supportagent.render import outcome_table, print_problems, trace_timeline
@@ -92,6 +93,8 @@ def ingest(
             loaded = f"{report.added} {kind.value} documents added, {report.updated} updated"
             if report.replaced:
                 loaded += f" ({len(report.replaced)} replaced on request, audited)"
+            if flagged := count_flagged(docs.records):
+                loaded += f"; {flagged}"
         print_problems(err, problems)
         console.print(f"{loaded}; {len(problems)} rejected.")
         return 1 if problems else 0

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
+from supportagent.agent.grounding import action_claim_problems
 from supportagent.domain import (
     Bucket,
     Classification,
@@ -42,6 +43,7 @@ from supportagent.llm.budget import CHARS_PER_TOKEN, Budget
 from supportagent.llm.chat import ChatModel, ToolSpec
 from supportagent.llm.prompts import Prompt, load_prompt
 from supportagent.llm.structured import CallRecord, ResponseCache, StructuredCaller
+from supportagent.planted import with_markers
 
 __all__ = [
     "REASON_CODES",
@@ -208,7 +210,17 @@ class LLMEngine:
         reply = self.caller.ask(
             ticket.id, prompt, variables, CheckReply, schema=check_schema(ids)
         ).value
-        return verdict_from_reply(reply, draft, {h.id for h in evidence})
+        verdict = verdict_from_reply(reply, draft, {h.id for h in evidence})
+        # A model checker may miss (or be talked out of) a claimed account action; the rule
+        # does not, and it holds whatever the model said.
+        claimed = [
+            p
+            for p in action_claim_problems(draft)
+            if (p.code, p.sentence) not in {(q.code, q.sentence) for q in verdict.problems}
+        ]
+        if not claimed:
+            return verdict
+        return Verdict(False, (*claimed, *verdict.problems), CHECKER, verdict.claims)
 
     def _fitting(
         self,
@@ -312,7 +324,9 @@ def _passages(evidence: Sequence[Hit]) -> list[dict[str, str]]:
     """Passages as the prompts show them: the id a reviewer sees, what kind, a title, the text.
 
     A resolved ticket shows only its accepted answer: its first paragraph is another
-    customer's question, which must not be quoted as an answer (and costs tokens).
+    customer's question, which must not be quoted as an answer (and costs tokens). A sentence
+    the ``planted`` rules flag (an instruction to the AI, a fake role fence, a claim that an
+    account was changed) is never shown: a labelled marker stands in its place.
     """
     shown = []
     for h in evidence:
@@ -323,7 +337,9 @@ def _passages(evidence: Sequence[Hit]) -> list[dict[str, str]]:
         else:
             text = p.text
             kind, title = "article", " / ".join((p.title, *p.heading_path))
-        shown.append({"id": p.id, "kind": kind, "title": title, "text": text})
+        shown.append(
+            {"id": p.id, "kind": kind, "title": with_markers(title), "text": with_markers(text)}
+        )
     return shown
 
 
