@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from llm_stub import StubLLM, StubReply, as_json, draft_sentences, stub_engine, stub_settings
@@ -28,6 +29,7 @@ from supportagent.ingest import read_kb
 from supportagent.planted import action_claim, find_flags, with_markers, without_flagged
 from supportagent.runtime import build_pipeline, load_demo, open_store
 from supportagent.store.store import Store
+from supportagent.web.app import create_app
 
 TICKET = "T-2001"  # "Rate limit on the Growth plan?": answered from kb-rate-limits
 ARTICLE = Path(__file__).parents[1] / "src/supportagent/demo/kb/kb-rate-limits.md"
@@ -162,6 +164,10 @@ def test_the_offline_draft_never_quotes_the_planted_sentence_and_the_trace_shows
         ("kb-rate-limits#limits-per-plan", "promise_to_customer", "instruction")
     ]
     assert "refund of $500" in flags[0]["text"]
+    with TestClient(create_app(settings, store), base_url="http://127.0.0.1") as client:
+        page = client.get(f"/tickets/{TICKET}").text
+    assert 'data-stage="untrusted_text"' in page
+    assert "rule <code>promise_to_customer</code>" in page and "refund of $500" in page
 
 
 def test_without_the_screen_the_drafter_would_have_quoted_it() -> None:
