@@ -1,9 +1,10 @@
 """How often the planted-text rules flag ordinary documents: a false-positive count.
 
 Run by hand: ``.venv/bin/python bench/planted_flags.py [EVAL_DIR]`` (default ``../shared/eval``).
-It reads the demo KB and resolved tickets, and, where present, the StackFAQ corpus (answers),
-the RAGTruth QA passages and the BIPIA e-mail carriers, none of which was written to contain
-instructions for an AI, and prints how many documents each rule flags, with the flagged text.
+It reads the demo's and Brightwrench's KB and resolved tickets and, where present, the StackFAQ
+corpus (answers), the RAGTruth QA passages and the BIPIA e-mail carriers, none of which was
+written to contain instructions for an AI, and prints how many documents each rule flags, with
+the flagged text.
 Never run by the test suite.
 """
 
@@ -20,6 +21,7 @@ from supportagent.ingest import read_kb, read_resolved
 from supportagent.planted import find_flags
 
 DEMO = Path(__file__).parents[1] / "src" / "supportagent" / "demo"
+BRIGHTWRENCH = Path(__file__).parents[1] / "eval" / "brightwrench"
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, object]]:
@@ -33,6 +35,9 @@ def corpora(eval_dir: Path) -> Iterator[tuple[str, list[str]]]:
     yield "demo KB", [d.body for d in read_kb(DEMO / "kb").records]
     resolved = read_resolved(DEMO / "resolved.jsonl").records
     yield "demo resolved (answers)", [resolved_answer(d.body) for d in resolved]
+    yield "Brightwrench KB", [d.body for d in read_kb(BRIGHTWRENCH / "kb").records]
+    resolved = read_resolved(BRIGHTWRENCH / "resolved.jsonl").records
+    yield "Brightwrench resolved (answers)", [resolved_answer(d.body) for d in resolved]
     stackfaq = eval_dir / "stackfaq" / "corpus.jsonl"
     if stackfaq.exists():
         yield "StackFAQ corpus", [str(r["text"]) for r in _jsonl(stackfaq)]
