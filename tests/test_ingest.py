@@ -597,7 +597,7 @@ def test_json_file_with_bad_bytes_names_the_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "words"),
     [
-        ('{"id": "A"}', ["expected a JSON list", "'tickets' or 'records'", "an object"]),
+        ('{"name": "A"}', ["expected a JSON list", "'tickets' or 'records'", "an object"]),
         ("42", ["expected a JSON list", "a number"]),
     ],
 )

@@ -267,6 +267,18 @@ def test_tool_requests_from_a_drafter_pass_the_gate(store: Store, knowledge: Kno
     assert gate_events[0]["detail"] == {"tool": "send_email", "reason": "not on the allowlist"}
 
 
+def test_a_drafter_cannot_run_an_allowlisted_tool_by_asking(
+    store: Store, knowledge: Knowledge
+) -> None:
+    # "Approve this yourself": the model asks for stage_draft, which the pipeline may call.
+    request = ToolRequest("stage_draft", {"ticket_id": "T-1", "status": "approved"})
+    asks = Draft(_good_draft().sentences, 0.8, 0, (request,))
+    outcome = _run(store, knowledge, ScriptedEngine(drafts=[asks]), RATE_TICKET)
+    assert outcome.status is Status.PENDING_REVIEW
+    gate_events = [e for e in store.trace("T-1") if e["stage"] == "gate"]
+    assert gate_events[0]["detail"] == {"tool": "stage_draft", "reason": "not on the allowlist"}
+
+
 def test_documents_written_by_another_process_are_searched_before_the_next_ticket(
     store: Store,
 ) -> None:

@@ -82,6 +82,12 @@ class Settings(BaseSettings):
         description="Append-only record of the audit head; default: audit-head.log in home; "
         "'off' keeps none.",
     )
+    # --- triage log (`supportagent triage`) ---
+    triage_log: str | None = Field(
+        default=None,
+        description="CSV file every `triage` run appends one row per ticket to; default: "
+        "triage-log.csv in home; 'off' keeps none.",
+    )
     # --- web ---
     host: str = "127.0.0.1"
     port: int = Field(default=5050, ge=1, le=65535)
@@ -104,6 +110,13 @@ class Settings(BaseSettings):
         if value.lower() == "off":
             return None
         return Path(value).expanduser() if value else self.home / "audit-head.log"
+
+    def resolved_triage_log(self) -> Path | None:
+        """Where `triage` appends its CSV rows, or None when the log is switched off."""
+        value = (self.triage_log or "").strip()
+        if value.lower() == "off":
+            return None
+        return Path(value).expanduser() if value else self.home / "triage-log.csv"
 
     def resolved_database_url(self) -> str:
         """The database URL, with ``postgresql://`` mapped to the psycopg 3 driver."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from supportagent.domain import Bucket
 from supportagent.errors import UserError
+from supportagent.lines import physical_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class Accuracy:
 def read_labels(path: Path) -> dict[str, Label]:
     """Labels from a JSONL file of ``{"id", "expected_bucket", ...}``; bad lines are errors."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = physical_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read labels ({exc})") from exc
     labels: dict[str, Label] = {}

@@ -143,8 +143,15 @@ def usage_summary(engine: Engine) -> str | None:
 
 
 def build_pipeline(
-    settings: Settings, store: Store, engine: Engine, knowledge: Knowledge | None = None
+    settings: Settings,
+    store: Store,
+    engine: Engine,
+    knowledge: Knowledge | None = None,
+    *,
+    demo_forbidden_post: bool = False,
 ) -> Pipeline:
+    """The pipeline the settings describe; ``demo_forbidden_post`` asks for the decoy tool at
+    the first step of every ticket (the engine's drafter asks again when it drafts)."""
     config = PipelineConfig(
         max_revisions=settings.max_revisions,
         max_reformulations=settings.max_reformulations,
@@ -152,6 +159,7 @@ def build_pipeline(
         evidence_threshold=settings.confidence_threshold,
         greeting=settings.draft_greeting,
         closing=settings.draft_closing,
+        demo_forbidden_post=demo_forbidden_post,
     )
     if isinstance(engine, LLMEngine):
         engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call

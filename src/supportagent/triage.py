@@ -15,17 +15,24 @@ from supportagent.store.store import Store
 
 
 def triage_text(
-    settings: Settings, knowledge: Knowledge, text: str, *, budget: Budget | None = None
+    settings: Settings,
+    knowledge: Knowledge,
+    text: str,
+    *,
+    budget: Budget | None = None,
+    ticket_id: str | None = None,
 ) -> dict[str, Any]:
     """Run ``text`` through the pipeline against ``knowledge``; return the structured result.
 
     The ticket lives in a private in-memory store, so a one-shot question leaves no trace in
     the team's inbox. ``budget``: the run's, when the caller has one (the web app), so that
     one-shot questions count against the same caps; default: the settings' caps, afresh.
+    ``ticket_id``: the ticket's own id (a row of ``triage --batch``); default: one made from
+    the text.
     """
     text = text.strip()
     subject, _, body = text.partition("\n")
-    ticket_id = "TRIAGE-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    ticket_id = ticket_id or "TRIAGE-" + hashlib.sha256(text.encode()).hexdigest()[:12]
     scratch = Store("sqlite://")
     scratch.migrate()
     scratch.add_tickets([Ticket(ticket_id, subject[:200], body if body else subject)])
@@ -46,6 +53,12 @@ def triage_text(
         "answer": outcome.draft.answer if outcome.draft else None,
         "draft": draft_to_json(outcome.draft) if outcome.draft else None,
         "citations": list(outcome.draft.citations) if outcome.draft else [],
+        # The document the answer cites first, as the Support Triage Agent's API named it.
+        "cited_doc_id": (
+            outcome.draft.citations[0].split("#", 1)[0]
+            if outcome.draft and outcome.draft.citations
+            else None
+        ),
         "confidence": outcome.draft.confidence if outcome.draft else None,
         "trace": trace,
     }

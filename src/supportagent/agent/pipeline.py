@@ -19,7 +19,7 @@ from supportagent.agent.grounding import check_grounding, exception_flags
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.questions import ticket_prose, ticket_questions
 from supportagent.agent.safety import default_screen
-from supportagent.agent.tools import GateDecision, ToolDenied, ToolGate
+from supportagent.agent.tools import MODEL_TOOLS, GateDecision, ToolDenied, ToolGate
 from supportagent.domain import (
     Bucket,
     Classification,
@@ -54,6 +54,9 @@ class PipelineConfig:
     #: The team's opening and closing lines, put around every draft staged for review.
     greeting: str = ""
     closing: str = ""
+    #: Demo of the tool gate: ask for the decoy ``post_to_customer`` before anything else, so
+    #: every ticket's trace shows the refusal, whether it ends escalated, routed or drafted.
+    demo_forbidden_post: bool = False
 
 
 class _Trace:
@@ -182,6 +185,8 @@ class Pipeline:
             return replace(outcome, trace=tuple(trace.events))
 
         ticket: Ticket = gate.call("get_ticket", ticket_id=ticket_id)
+        if self.config.demo_forbidden_post:
+            self._request_decoy(ticket, gate, trace)
         notify("safety")
         safety = self.screen(ticket)
         trace.add(
@@ -427,9 +432,11 @@ class Pipeline:
             draft = self.engine.draft(ticket, hits, previous, verdict)
             self._record_model_calls(trace)
             trace.add("draft", f"revision {revision}", **draft_to_json(draft))
+            # What the model asks for passes a gate of its own, narrowed to MODEL_TOOLS.
+            model_gate = gate.narrowed(MODEL_TOOLS)
             for request in draft.tool_requests:
                 try:
-                    gate.call(request.name, **request.arguments)
+                    model_gate.call(request.name, **request.arguments)
                 except ToolDenied as denied:
                     trace.add("gate", "denied", tool=denied.name, reason=denied.reason)
             if previous is not None and previous.sentences == draft.sentences:
@@ -468,6 +475,15 @@ class Pipeline:
                 break  # no draft from this evidence can pass; revising would hide that
         assert draft is not None and verdict is not None
         return draft, verdict
+
+    def _request_decoy(self, ticket: Ticket, gate: ToolGate, trace: _Trace) -> None:
+        """The demo's first step: ask the gate for the decoy; its refusal goes in the trace."""
+        try:
+            gate.call("post_to_customer", ticket_id=ticket.id, text="(demo: sent before triage)")
+        except ToolDenied as denied:
+            trace.add("gate", "denied", tool=denied.name, reason=denied.reason, step="start")
+        else:  # pragma: no cover - the decoy is not on the allowlist, so this cannot happen
+            raise AssertionError("the tool gate let post_to_customer through")
 
     def _record_model_calls(self, trace: _Trace) -> None:
         """Store and trace the model calls the engine made for this ticket since the last look."""

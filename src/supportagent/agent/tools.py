@@ -17,6 +17,11 @@ ALLOWED_TOOLS: frozenset[str] = frozenset(
     {"get_ticket", "search_docs", "search_resolved", "stage_draft"}
 )
 
+#: The tools a model may run by asking for them: none. Reading a ticket, searching and staging
+#: are the pipeline's steps; a drafter that asks for ``stage_draft`` (told to "approve this
+#: yourself") would otherwise pass the allowlist and run it (found by `eval injection`).
+MODEL_TOOLS: frozenset[str] = frozenset()
+
 Tool = Callable[..., Any]
 
 
@@ -55,6 +60,10 @@ class ToolGate:
         self._allowlist = allowlist & ALLOWED_TOOLS  # a caller may narrow the list, never widen
         self._on_decision = on_decision
         self.decisions: list[GateDecision] = []
+
+    def narrowed(self, allowlist: frozenset[str]) -> ToolGate:
+        """The same tools and decision record, with a smaller allowlist (never a larger one)."""
+        return ToolGate(self._tools, self._on_decision, self._allowlist & allowlist)
 
     def call(self, name: str, **arguments: Any) -> Any:
         """Run ``name`` with ``arguments``, or raise ToolDenied."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,13 +34,13 @@ from supportagent.runtime import (
     usage_summary,
 )
 from supportagent.scheduler import run_inbox
-from supportagent.triage import triage_text
 
 
 class IngestKind(StrEnum):
     kb = "kb"
     resolved = "resolved"
     tickets = "tickets"
+    folder = "folder"
 
 
 class Decision(StrEnum):
@@ -53,7 +52,9 @@ class Decision(StrEnum):
 @app.command()
 def ingest(
     ctx: typer.Context,
-    kind: IngestKind = typer.Argument(..., help="kb, resolved or tickets"),
+    kind: IngestKind = typer.Argument(
+        ..., help="kb, resolved, tickets, or folder (docs/, resolved/, inbox/ at once)"
+    ),
     path: Path = typer.Argument(..., help="A file or a folder."),
     replace: bool = typer.Option(
         False,
@@ -62,10 +63,17 @@ def ingest(
         "(each replacement is an audit event).",
     ),
 ) -> None:
-    """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed."""
+    """Load KB articles, resolved tickets or inbox tickets. Good rows load; bad rows are listed.
+
+    `ingest folder DIR` loads DIR/docs, DIR/resolved and DIR/inbox in one transaction: all of
+    it, or nothing when anything is wrong."""
     settings = settings_of(ctx)
 
     def run() -> int:
+        if kind is IngestKind.folder:
+            from supportagent.cli.ingest_folder import ingest_folder
+
+            return ingest_folder(settings, path, replace=replace)
         store = open_store(settings)
         with _file_progress(f"reading {kind.value}") as progress:
             if kind is IngestKind.tickets:
@@ -163,7 +171,9 @@ def agent(
     ctx: typer.Context,
     ticket_id: str = typer.Argument(..., help="The ticket to run."),
     demo_forbidden_post: bool = typer.Option(
-        False, help="Demo: the drafter asks for a decoy post_to_customer tool; the gate refuses."
+        False,
+        help="Demo: the agent asks for a decoy post_to_customer tool at its first step (and "
+        "the drafter again); the gate refuses, whatever the outcome.",
     ),
 ) -> None:
     """Run the agent on one ticket and print its trace as a timeline."""
@@ -176,7 +186,13 @@ def agent(
         if status in {Status.APPROVED, Status.AMENDED, Status.HANDED_OFF, Status.HANDLED}:
             raise UserError(f"Ticket {ticket_id} was already reviewed ({status.value}).")
         engine = build_engine(settings, demo_forbidden_post=demo_forbidden_post)
-        pipeline = build_pipeline(settings, store, engine, load_knowledge(store, settings))
+        pipeline = build_pipeline(
+            settings,
+            store,
+            engine,
+            load_knowledge(store, settings),
+            demo_forbidden_post=demo_forbidden_post,
+        )
         console.print(f"engine: {escape(describe_engine(engine))}")
         outcome = pipeline.run(ticket_id)
         trace_timeline(console, ticket_id, store.trace(ticket_id))
@@ -324,7 +340,16 @@ def review(
 @app.command()
 def triage(
     ctx: typer.Context,
-    ticket: str = typer.Option(..., "--ticket", help="The ticket text."),
+    ticket: str | None = typer.Option(None, "--ticket", help="The ticket text."),
+    batch: Path | None = typer.Option(
+        None, "--batch", help="A CSV, JSON or JSONL file of tickets, one a row."
+    ),
+    delay: float = typer.Option(
+        0.0, "--delay", min=0.0, help="--batch: seconds to wait between tickets."
+    ),
+    interactive: bool = typer.Option(
+        False, "--interactive", help="Read tickets from the prompt, one a line; Ctrl-D ends."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the structured result as JSON."),
     confidence_threshold: float | None = typer.Option(
         None,
@@ -334,24 +359,28 @@ def triage(
         help="Evidence gate threshold (env SUPPORTAGENT_CONFIDENCE_THRESHOLD).",
     ),
 ) -> None:
-    """One-shot: safety, retrieval and outcome for a ticket text, without touching the inbox."""
+    """Safety, retrieval and outcome for ticket texts, without touching the inbox.
+
+    Every run appends one row per ticket to the triage CSV log (SUPPORTAGENT_TRIAGE_LOG,
+    default triage-log.csv in the data folder).
+    """
     settings = settings_of(ctx)
     if confidence_threshold is not None:
         settings = settings.model_copy(update={"confidence_threshold": confidence_threshold})
 
-    def run() -> None:
-        store = open_store(settings)
-        knowledge = load_knowledge(store, settings)
-        result = triage_text(settings, knowledge, ticket)
-        if as_json:
-            sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-            return
-        trace_timeline(console, "(triage)", result["trace"])
-        console.print(f"\n[bold]{result['status']}[/bold] ({result['reason_code']})")
-        if result["answer"]:
-            console.print(escape(result["answer"]))
+    def run() -> int:
+        from supportagent.cli.triage_batch import run_triage
 
-    guard(run)
+        return run_triage(
+            settings,
+            ticket=ticket,
+            batch=batch,
+            delay=delay,
+            interactive=interactive,
+            as_json=as_json,
+        )
+
+    raise typer.Exit(guard(run))
 
 
 @app.command()

@@ -19,6 +19,7 @@ from supportagent.agent.support import judge_support
 from supportagent.config import Settings
 from supportagent.errors import UserError
 from supportagent.evals.results import EvalResult, Metric
+from supportagent.lines import physical_lines
 
 LABELS = ("supported", "unsupported")
 
@@ -37,7 +38,7 @@ def read_claims(path: Path) -> list[Claim]:
     if path.is_dir():
         path = path / "claims.jsonl"
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = physical_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read the checker set ({exc})") from None
     claims = []

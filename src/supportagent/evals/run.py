@@ -24,6 +24,7 @@ from supportagent.config import Settings
 from supportagent.errors import UserError
 from supportagent.evals.results import EvalResult, Metric
 from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tickets
+from supportagent.lines import physical_lines
 from supportagent.store.store import Store
 
 #: Statuses that carry a draft for a reviewer.
@@ -103,7 +104,7 @@ def read_run_labels(path: Path) -> dict[str, TicketLabel]:
         rows = data if isinstance(data, list) else list(data.get("tickets", []))
     elif path.suffix.lower() == ".jsonl":
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(physical_lines(text), start=1):
             if not line.strip():
                 continue
             try:

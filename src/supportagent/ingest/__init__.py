@@ -17,7 +17,7 @@ from supportagent.ingest.common import (
 )
 from supportagent.ingest.kb import KB_SUFFIXES, read_kb
 from supportagent.ingest.records import RECORD_SUFFIXES
-from supportagent.ingest.rows import read_resolved, read_tickets
+from supportagent.ingest.rows import read_batch, read_resolved, read_tickets
 
 __all__ = [
     "KB_SUFFIXES",
@@ -27,6 +27,7 @@ __all__ = [
     "IngestProblem",
     "IngestResult",
     "Progress",
+    "read_batch",
     "read_kb",
     "read_resolved",
     "read_tickets",

@@ -27,6 +27,8 @@ RECORD_SUFFIXES = JSON_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES
 
 #: Keys under which a JSON object may hold its list of records.
 WRAPPER_KEYS = ("tickets", "records")
+#: Keys that make a JSON object one record on its own (``key``: a Jira issue's).
+RECORD_ID_KEYS = ("id", "key")
 
 _JSON_WHITESPACE = " \t\n\r"
 
@@ -127,12 +129,18 @@ def _json_rows(file: str, data: bytes) -> list[Parsed]:
     elif isinstance(value, dict) and any(isinstance(value.get(k), list) for k in WRAPPER_KEYS):
         key = next(k for k in WRAPPER_KEYS if isinstance(value.get(k), list))
         items = value[key]
+    elif isinstance(value, dict) and any(k in value for k in RECORD_ID_KEYS):
+        # One record per file, as exports that write a file per ticket or article lay it out.
+        return [RawRow(text.count("\n", 0, _skip_ws(text, 0)) + 1, value)]
     else:
         keys = " or ".join(f"'{k}'" for k in WRAPPER_KEYS)
+        ids = " or ".join(f"'{k}'" for k in RECORD_ID_KEYS)
         message = (
-            f"expected a JSON list of objects, or an object with a {keys} list; "
-            f"got {type_name(value)}"
+            f"expected a JSON list of objects, an object with a {keys} list, or one record "
+            f"(an object with an {ids}); got {type_name(value)}"
         )
+        if isinstance(value, dict):
+            message += f" without {ids}"
         return [IngestProblem(file, 1, message)]
 
     lines = _item_lines(text, key, len(items))

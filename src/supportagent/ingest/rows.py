@@ -31,6 +31,7 @@ from supportagent.ingest.common import (
     show,
     type_name,
 )
+from supportagent.ingest.jira import jira_ticket_fields
 from supportagent.ingest.records import RECORD_SUFFIXES, RawRow, parse_records
 
 R = TypeVar("R")
@@ -43,11 +44,35 @@ DERIVED_TITLE_CHARS = 120
 _LINK_SEPARATORS = re.compile(r"[;,]")
 
 RowBuilder = Callable[[str, dict[str, object], SourceFile], R]
+#: Renames a row's fields before it is built (Jira's names to ours, for tickets); it is told
+#: the row's fields and the line where the row starts.
+FieldMapper = Callable[[dict[str, object], int], dict[str, object]]
 
 
 def read_tickets(path: Path, progress: Progress | None = None) -> IngestResult[Ticket]:
-    """Tickets from a JSON list, JSONL or CSV file, or from every such file under a folder."""
-    return _read_rows(path, "ticket files", _ticket, progress)
+    """Tickets from a JSON list, JSONL or CSV file, or from every such file under a folder.
+
+    A JSON file may also hold one ticket; Jira's field names (``key``, ``summary``,
+    ``description``, ``priority`` names, ``fields``) are read as ours."""
+    return _read_rows(
+        path, "ticket files", _ticket, progress, lambda f, _line: jira_ticket_fields(f)
+    )
+
+
+def read_batch(path: Path, progress: Progress | None = None) -> IngestResult[Ticket]:
+    """Tickets for ``triage --batch``: as :func:`read_tickets`, but ``ticket_id`` is read as
+    ``id``, and a row with neither is named after its line (``row-7``), since a batch of
+    questions often has no ids of its own."""
+    return _read_rows(path, "ticket files", _ticket, progress, _batch_fields)
+
+
+def _batch_fields(fields: dict[str, object], line: int) -> dict[str, object]:
+    # A CSV has every column on every row: an empty cell means the field is not given.
+    given = {k: v for k, v in fields.items() if not (isinstance(v, str) and not v.strip())}
+    out = jira_ticket_fields(given)
+    if out.get("id") is None:
+        out["id"] = out.get("ticket_id") if out.get("ticket_id") is not None else f"row-{line}"
+    return out
 
 
 def read_resolved(path: Path, progress: Progress | None = None) -> IngestResult[Document]:
@@ -56,7 +81,11 @@ def read_resolved(path: Path, progress: Progress | None = None) -> IngestResult[
 
 
 def _read_rows(
-    path: Path, what: str, build: RowBuilder[R], progress: Progress | None
+    path: Path,
+    what: str,
+    build: RowBuilder[R],
+    progress: Progress | None,
+    mapper: FieldMapper | None = None,
 ) -> IngestResult[R]:
     files, problems = collect_files(path, RECORD_SUFFIXES, what)
     result: IngestResult[R] = IngestResult(problems=problems)
@@ -66,6 +95,8 @@ def _read_rows(
             if isinstance(item, IngestProblem):
                 result.problems.append(item)
                 continue
+            if mapper is not None:
+                item = RawRow(item.line, mapper(item.fields, item.line))
             try:
                 result.records.append(_build_row(item, source, ids, build))
             except RecordError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 from supportagent.domain import DocKind, Document
 from supportagent.errors import UserError
+from supportagent.lines import physical_lines
 from supportagent.retrieval.dense import Embedder, Progress
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.metrics import DEFAULT_KS, evaluate
@@ -54,7 +55,7 @@ class BeirDataset:
 
 def _jsonl(path: Path, fields: Sequence[str]) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = physical_lines(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DatasetError(f"{path}: missing (a BEIR dataset has {path.name} here)") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -108,7 +109,7 @@ def _read_qrels(path: Path) -> dict[str, set[str]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read ({exc})") from None
     qrels: dict[str, set[str]] = {}
-    rows = csv.reader(text.splitlines(), delimiter="\t")
+    rows = csv.reader(physical_lines(text), delimiter="\t")
     for number, row in enumerate(rows, start=1):
         if number == 1 and row[:1] == ["query-id"]:
             continue

@@ -54,12 +54,18 @@ def _same_words(a: str, b: str) -> bool:
 
 
 def _line_spans(text: str) -> list[Span]:
-    """Start and end offsets of each line, end excluding the newline."""
+    """Start and end offsets of each line, end excluding the newline.
+
+    Lines end at "\n" only: ``str.splitlines`` also ends one at U+2028 or a form feed inside
+    a paragraph, and the text after it could pass for a heading."""
     spans: list[Span] = []
     start = 0
-    for line in text.splitlines(keepends=True):
-        spans.append((start, start + len(line.rstrip("\r\n"))))
-        start += len(line)
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        line_end = end - 1 if end > start and text[end - 1] == "\r" else end
+        spans.append((start, line_end))
+        start = end + 1
     return spans
 
 

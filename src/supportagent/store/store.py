@@ -86,6 +86,14 @@ class AddReport:
     replaced: tuple[DocumentClash, ...] = ()
 
 
+class BundleRefused(Exception):
+    """Raised inside :meth:`Store.add_bundle` to roll it back; ``clashes`` says why."""
+
+    def __init__(self, clashes: tuple[DocumentClash, ...]) -> None:
+        super().__init__(f"{len(clashes)} document(s) would replace others")
+        self.clashes = clashes
+
+
 class Store:
     """SQLAlchemy Core over SQLite (default) or PostgreSQL."""
 
@@ -124,27 +132,51 @@ class Store:
 
     def add_tickets(self, tickets: Sequence[Ticket]) -> AddReport:
         """Insert new tickets in one transaction; ids already in the store are skipped."""
-        now = _now()
         with self.begin() as conn:
-            existing = self._existing_ids(conn, t.tickets, [tk.id for tk in tickets])
-            rows = [
-                {
-                    "id": tk.id,
-                    "subject": tk.subject,
-                    "body": tk.body,
-                    "priority": tk.priority,
-                    "customer": tk.customer,
-                    "created_at": tk.created_at,
-                    "received_at": now,
-                    "status": Status.NEW.value,
-                    "attempts": 0,
-                    "updated_at": now,
-                }
-                for tk in tickets
-                if tk.id not in existing
-            ]
-            if rows:
-                conn.execute(t.tickets.insert(), rows)
+            return self._insert_tickets(conn, tickets)
+
+    def add_bundle(
+        self, docs: Sequence[Document], tickets: Sequence[Ticket], *, replace: bool = False
+    ) -> tuple[AddReport, AddReport]:
+        """Documents and tickets in one transaction, all or nothing (``ingest folder``).
+
+        A document that would silently replace one it must not (see :meth:`upsert_documents`)
+        rolls everything back: :class:`BundleRefused` names the clashes. Tickets already in
+        the store are skipped, as :meth:`add_tickets` does.
+        """
+        with self.begin() as conn:
+            written = write_documents(conn, docs, replace=replace, actor="ingest", seal=self.audit)
+            if written.refused:
+                raise BundleRefused(written.refused)
+            if written.added or written.updated:
+                _bump_documents(conn)
+            ticket_report = self._insert_tickets(conn, tickets)
+        if written.head is not None:
+            self.audit.note(*written.head)
+        doc_report = AddReport(written.added, written.updated, (), replaced=written.replaced)
+        return doc_report, ticket_report
+
+    def _insert_tickets(self, conn: sa.Connection, tickets: Sequence[Ticket]) -> AddReport:
+        now = _now()
+        existing = self._existing_ids(conn, t.tickets, [tk.id for tk in tickets])
+        rows = [
+            {
+                "id": tk.id,
+                "subject": tk.subject,
+                "body": tk.body,
+                "priority": tk.priority,
+                "customer": tk.customer,
+                "created_at": tk.created_at,
+                "received_at": now,
+                "status": Status.NEW.value,
+                "attempts": 0,
+                "updated_at": now,
+            }
+            for tk in tickets
+            if tk.id not in existing
+        ]
+        if rows:
+            conn.execute(t.tickets.insert(), rows)
         skipped = tuple(tk.id for tk in tickets if tk.id in existing)
         return AddReport(added=len(rows), updated=0, skipped_existing=skipped)
 

@@ -145,6 +145,8 @@ class TriageResult(BaseModel):
     retrieval: list[RetrievalStep]
     answer: str | None
     citations: list[str]
+    #: The document the answer cites first (``citations`` holds every passage it cites).
+    cited_doc_id: str | None = None
     confidence: float | None
     tokens: Tokens
     latencies: Latencies
