@@ -174,7 +174,7 @@ def test_a_key_chooses_the_llm_engine_and_the_cli_names_the_model(
     # Each model call has its row in the timeline: stage, prompt, tokens and time.
     for stage in ("classify", "draft", "check"):
         assert re.search(
-            rf"model +ok +{stage} \({stage}@2\), [\d,]+ \+ [\d,]+ tokens", result.output
+            rf"model +ok +{stage} \({stage}@\d+\), [\d,]+ \+ [\d,]+ tokens", result.output
         )
     assert KEY not in result.output
     offline = runner.invoke(app, ["--engine", "offline", "agent", "T-2002"])

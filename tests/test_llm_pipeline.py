@@ -112,8 +112,8 @@ def test_one_ticket_three_calls_with_the_evidence_in_the_messages(
     records = model_call_records(store, TICKET)
     assert [(r["stage"], r["prompt"], r["status"]) for r in records] == [
         ("classify", "classify@2", "ok"),
-        ("draft", "draft@2", "ok"),
-        ("check", "check@2", "ok"),
+        ("draft", "draft@3", "ok"),
+        ("check", "check@3", "ok"),
     ]
 
 

@@ -1,8 +1,9 @@
-"""Every rule of both packaged rule tables carries examples, and its examples hold.
+"""Every rule of the packaged rule tables carries examples, and its examples hold.
 
-Each row of `safety_rules.toml` and `classifier_rules.toml` lists texts it must match
-(`examples`) and texts it must not (`not_examples`), read as the gate and the classifier read
-ticket text (canonical form, code blanked). A rule change that breaks one fails here.
+Each row of `safety_rules.toml`, `classifier_rules.toml` and `planted_rules.toml` lists texts it
+must match (`examples`) and texts it must not (`not_examples`), read as the gate, the classifier
+and the document screen read text (canonical form; code blanked, except for the injection rules,
+which read code too). A rule change that breaks one fails here.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ import pytest
 
 from supportagent.agent.safety import SafetyRule, load_rules, rule_view
 from supportagent.engines.classifier import ClassifierRule, load_classifier_rules
-from supportagent.textnorm import prose
+from supportagent.planted import PlantedRule
+from supportagent.planted import load_rules as load_planted_rules
+from supportagent.textnorm import canonical, prose
 
 SAFETY = load_rules()
 CLASSIFIER = load_classifier_rules()
+PLANTED = load_planted_rules()
 
 
-@pytest.mark.parametrize("rule", [*SAFETY, *CLASSIFIER], ids=lambda r: r.name)
-def test_every_rule_has_examples_both_ways(rule: SafetyRule | ClassifierRule) -> None:
+@pytest.mark.parametrize("rule", [*SAFETY, *CLASSIFIER, *PLANTED], ids=lambda r: r.name)
+def test_every_rule_has_examples_both_ways(rule: SafetyRule | ClassifierRule | PlantedRule) -> None:
     assert rule.examples, f"rule {rule.name!r} has no examples"
     assert rule.not_examples, f"rule {rule.name!r} has no not_examples"
 
@@ -33,10 +37,20 @@ def test_safety_rule_examples(rule: SafetyRule) -> None:
 
 @pytest.mark.parametrize("rule", CLASSIFIER, ids=lambda r: r.name)
 def test_classifier_rule_examples(rule: ClassifierRule) -> None:
+    # As classify_by_rules reads them: injections in full (code too), the rest as prose.
+    view = canonical if rule.reason_code == "prompt_injection" else prose
     for text in rule.examples:
-        assert rule.find(prose(text)) is not None, f"{rule.name} misses {text!r}"
+        assert rule.find(view(text)) is not None, f"{rule.name} misses {text!r}"
     for text in rule.not_examples:
-        assert rule.find(prose(text)) is None, f"{rule.name} fires on {text!r}"
+        assert rule.find(view(text)) is None, f"{rule.name} fires on {text!r}"
+
+
+@pytest.mark.parametrize("rule", PLANTED, ids=lambda r: r.name)
+def test_planted_rule_examples(rule: PlantedRule) -> None:
+    for text in rule.examples:
+        assert rule.find(canonical(text)) is not None, f"{rule.name} misses {text!r}"
+    for text in rule.not_examples:
+        assert rule.find(canonical(text)) is None, f"{rule.name} fires on {text!r}"
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,12 @@
 Pure functions over a ``Draft`` and the ``Passage`` objects it was given. Problem codes are part
 of the contract (traces, audit exports and the review UI key on them): ``no_sentences``,
 ``unknown_citation``, ``uncited_sentence``, ``unsupported_sentence``, ``ungrounded_fact``,
-``conflicting_evidence`` and ``one_sided_exception`` (facts and conflicts: ``agent.facts``).
+``conflicting_evidence`` and ``one_sided_exception`` (facts and conflicts: ``agent.facts``),
+and ``claimed_action``: a draft sentence that says an action on the customer's account or money
+was taken ("a refund of $500 has been issued", "I have reset your password"). No drafter can
+do such a thing, so the sentence is false or planted, whatever its citation says; explaining
+how ("you can reset your password under Settings") is fine. Only a person's answer (the
+reviewer's amendment, which is not checked) may say it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from supportagent.agent.facts import (
     subject_terms,
 )
 from supportagent.domain import Draft, DraftSentence, Passage, Problem, Verdict
+from supportagent.planted import action_claim
 
 #: Share of a sentence's content words that its cited passages must contain.
 SUPPORT_THRESHOLD = 0.6
@@ -174,11 +180,33 @@ def check_grounding(
     for index, sentence in enumerate(draft.sentences):
         if sentence.text.strip():
             problems.extend(_check_sentence(index, sentence, by_id, threshold))
+    problems.extend(action_claim_problems(draft))
     if conflicts is None:
         conflicts = find_conflicts(extract_facts(by_id.values()), embed=embed, idf=idf)
     problems.extend(conflict_problems(draft, conflicts))
-    problems.sort(key=lambda p: -1 if p.sentence is None else p.sentence)
+    # A claimed account action names the verdict: it is what a reviewer must see first.
+    problems.sort(
+        key=lambda p: (p.code != "claimed_action", -1 if p.sentence is None else p.sentence)
+    )
     return Verdict(passed=not problems, problems=tuple(problems), checker=CHECKER)
+
+
+def action_claim_problems(draft: Draft) -> list[Problem]:
+    """One ``claimed_action`` problem per draft sentence that says an account or money action
+    was taken (the ``action_claim`` rules of ``planted_rules.toml``, on canonical text)."""
+    problems = []
+    for index, sentence in enumerate(draft.sentences):
+        rule = action_claim(sentence.text)
+        if rule is not None:
+            problems.append(
+                Problem(
+                    "claimed_action",
+                    f"says an action on the customer's account or money was taken (rule "
+                    f"{rule.name}); a draft may say how it is done, never that it was done",
+                    index,
+                )
+            )
+    return problems
 
 
 def conflict_problems(draft: Draft, conflicts: Sequence[Conflict]) -> list[Problem]:

@@ -28,15 +28,18 @@ from supportagent.domain import (
     EvidenceDecision,
     Hit,
     Outcome,
+    Passage,
     SafetyResult,
     Status,
     Ticket,
     TraceEvent,
     Verdict,
+    resolved_answer,
 )
 from supportagent.engines.base import Engine, MeteredEngine
 from supportagent.errors import ModelError, UserError
 from supportagent.language import detect_language, language_name
+from supportagent.planted import find_flags
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
 from supportagent.store.store import AttemptHistory, Store, TraceBatch
 
@@ -431,6 +434,9 @@ class Pipeline:
                     for c in conflicts
                 ],
             )
+        untrusted = planted_flags(passages)
+        if untrusted:
+            trace.add("untrusted_text", "flagged", flags=untrusted, handling=FLAG_HANDLING)
         draft: Draft | None = None
         verdict: Verdict | None = None
         for revision in range(self.config.max_revisions + 1):
@@ -550,7 +556,7 @@ LINKED_HITS = 2
 #: that led to it, and ``stage``, which commits with the staged outcome.
 #: The language and conflict findings are small and commit with what they lead to.
 _COMMITTED_WITH_NEXT = frozenset(
-    {"tool", "model", "stage", "language", "language_gate", "conflicts"}
+    {"tool", "model", "stage", "language", "language_gate", "conflicts", "untrusted_text"}
 )
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
@@ -574,6 +580,24 @@ def _concealed(value: Any, conceal: Callable[[str], str]) -> Any:
     if isinstance(value, list | tuple):
         return [_concealed(v, conceal) for v in value]
     return value
+
+
+#: What the agent did with the flagged sentences of the evidence, as the reviewer reads it.
+FLAG_HANDLING = (
+    "never quoted by the offline drafter; shown to a model only as a [withheld: ...] marker"
+)
+
+
+def planted_flags(passages: Sequence[Passage]) -> list[dict[str, str]]:
+    """The flags (``planted`` rules) of the text a drafter may use from ``passages``: an
+    article's text, a resolved ticket's answer (its question is never quoted or shown)."""
+    found: list[dict[str, str]] = []
+    for passage in dict.fromkeys(passages):
+        text = passage.text
+        if passage.kind is DocKind.RESOLVED:
+            text = resolved_answer(text)
+        found.extend({"passage": passage.id, **flag.to_json()} for flag in find_flags(text))
+    return found
 
 
 def _classification(c: Classification) -> dict[str, Any]:

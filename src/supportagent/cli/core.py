@@ -52,6 +52,7 @@ def ingest(
     `ingest folder DIR` loads DIR/docs, DIR/resolved and DIR/inbox in one transaction: all of
     it, or nothing when anything is wrong."""
     from supportagent.ingest import read_kb, read_resolved, read_tickets
+    from supportagent.ingest.common import count_flagged
     from supportagent.render import print_problems
     from supportagent.runtime import open_store
 
@@ -89,6 +90,8 @@ def ingest(
             loaded = f"{report.added} {kind.value} documents added, {report.updated} updated"
             if report.replaced:
                 loaded += f" ({len(report.replaced)} replaced on request, audited)"
+            if flagged := count_flagged(docs.records):
+                loaded += f"; {flagged}"
         print_problems(err, problems)
         console.print(f"{loaded}; {len(problems)} rejected.")
         return 1 if problems else 0

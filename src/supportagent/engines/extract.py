@@ -5,7 +5,8 @@ introduces them), so that a procedure is never quoted from its second step on. F
 ticket only the answer is quoted, and never what belonged to that customer's case: their names,
 ids, amounts and dates, or "your VAT ID passed the check". Where such a sentence has a general
 part ("..., so from the next invoice the reverse charge applies") that part alone may be quoted;
-otherwise the sentence is left out.
+otherwise the sentence is left out. Nor is a sentence the ``planted`` rules flag ever quoted:
+an instruction to the AI or a claim that an account was changed, from any document.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from supportagent.domain import DocKind, Hit, Passage, resolved_answer
+from supportagent.planted import without_flagged
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
@@ -119,8 +121,10 @@ def _sentences_with_marks(text: str) -> list[tuple[str, str]]:
 
 
 def answer_text(passage: Passage) -> str:
-    """The text a drafter may quote: for a resolved ticket, the answer and not the question."""
-    return resolved_answer(passage.text) if passage.kind is DocKind.RESOLVED else passage.text
+    """The text a drafter may quote: for a resolved ticket, the answer and not the question;
+    never a sentence planted for the AI or claiming an action was taken (``planted``)."""
+    text = resolved_answer(passage.text) if passage.kind is DocKind.RESOLVED else passage.text
+    return without_flagged(text)
 
 
 def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:

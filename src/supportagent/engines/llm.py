@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from supportagent.agent.grounding import action_claim_problems
 from supportagent.domain import (
     Bucket,
     Classification,
@@ -45,6 +46,7 @@ from supportagent.llm.budget import CHARS_PER_TOKEN, Budget
 from supportagent.llm.chat import ChatModel, ToolSpec
 from supportagent.llm.prompts import Prompt, load_prompt
 from supportagent.llm.structured import CallRecord, ResponseCache, StructuredCaller
+from supportagent.planted import with_markers
 from supportagent.redact import Redactor
 
 __all__ = [
@@ -270,7 +272,17 @@ class LLMEngine:
         reply = self.caller.ask(
             ticket.id, prompt, variables, CheckReply, schema=check_schema(ids)
         ).value
-        return verdict_from_reply(reply, draft, {h.id for h in evidence})
+        verdict = verdict_from_reply(reply, draft, {h.id for h in evidence})
+        # A model checker may miss (or be talked out of) a claimed account action; the rule
+        # does not, and it holds whatever the model said.
+        claimed = [
+            p
+            for p in action_claim_problems(draft)
+            if (p.code, p.sentence) not in {(q.code, q.sentence) for q in verdict.problems}
+        ]
+        if not claimed:
+            return verdict
+        return Verdict(False, (*claimed, *verdict.problems), CHECKER, verdict.claims)
 
     def _fitting(
         self,
@@ -380,7 +392,9 @@ def _passages(evidence: Sequence[Hit]) -> list[dict[str, str]]:
     """Passages as the prompts show them: the id a reviewer sees, what kind, a title, the text.
 
     A resolved ticket shows only its accepted answer: its first paragraph is another
-    customer's question, which must not be quoted as an answer (and costs tokens).
+    customer's question, which must not be quoted as an answer (and costs tokens). A sentence
+    the ``planted`` rules flag (an instruction to the AI, a fake role fence, a claim that an
+    account was changed) is never shown: a labelled marker stands in its place.
     """
     shown = []
     for h in evidence:
@@ -391,7 +405,9 @@ def _passages(evidence: Sequence[Hit]) -> list[dict[str, str]]:
         else:
             text = p.text
             kind, title = "article", " / ".join((p.title, *p.heading_path))
-        shown.append({"id": p.id, "kind": kind, "title": title, "text": text})
+        shown.append(
+            {"id": p.id, "kind": kind, "title": with_markers(title), "text": with_markers(text)}
+        )
     return shown
 
 

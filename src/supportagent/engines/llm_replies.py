@@ -57,6 +57,7 @@ ModelProblemCode = Literal[
     "off_topic",
     "incomplete_answer",
     "unsafe_content",
+    "claimed_action",
 ]
 MODEL_PROBLEM_CODES: frozenset[str] = frozenset(get_args(ModelProblemCode))
 

@@ -4,8 +4,9 @@ Quoted sentences always "support" themselves, so grounding alone passes any extr
 checker asks what a reviewer asks: (a) does the draft give the kind of thing each question asks
 for (a duration for "how long", a version for "which version", a role for "which role")? (b) is
 every question answered, or said to be unanswerable from the knowledge base? (c) does every
-cited passage contain the sentence it backs? Problem codes: ``citation_mismatch``,
-``missing_answer``, ``unanswered_question``, ``off_topic``.
+cited passage contain the sentence it backs? (d) does no sentence claim an action on the
+account was taken? Problem codes: ``citation_mismatch``, ``missing_answer``,
+``unanswered_question``, ``off_topic``, ``claimed_action``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from supportagent.agent.grounding import action_claim_problems
 from supportagent.agent.questions import Question, has_answer, ticket_questions
 from supportagent.domain import Draft, Hit, Problem, Ticket, Verdict
 from supportagent.engines.extract import Unit, answer_text
@@ -47,7 +49,9 @@ def check_draft(
 ) -> Verdict:
     """Every citation contains its sentence; every question is answered with what it asks for,
     or declared unanswered."""
-    problems: list[Problem] = []
+    # A claim that an account or money action was taken fails here too, not only in grounding:
+    # ``eval checker`` and other callers ask this checker alone.
+    problems: list[Problem] = action_claim_problems(draft)
     by_id = {h.passage.id: h for h in evidence}
     for index, sentence in enumerate(draft.sentences):
         for cid in sentence.citations:

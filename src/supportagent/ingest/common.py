@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from supportagent.domain import id_problem
 from supportagent.errors import UserError
+from supportagent.planted import count_kinds, find_flags
 
 #: Largest accepted text field (UTF-8 bytes). Bigger values are almost always a bad export.
 MAX_FIELD_BYTES = 1_000_000
@@ -109,6 +110,33 @@ def show(value: str, limit: int = 40) -> str:
     if len(value) > limit:
         value = value[:limit] + "..."
     return repr(value)
+
+
+def flagged_meta(text: str) -> dict[str, Any]:
+    """``{"flagged": [...]}`` when ``text`` holds sentences the ``planted`` rules flag (an
+    instruction to the AI, a fake role fence, a claimed account action), else ``{}``.
+
+    The flags are recorded, not acted on: the document loads whole, and the drafters leave the
+    flagged sentences out wherever the document is used (``supportagent.planted``).
+    """
+    flags = find_flags(text)
+    return {"flagged": [flag.to_json() for flag in flags]} if flags else {}
+
+
+def count_flagged(docs: Sequence[Any]) -> str:
+    """The ingest summary's words for the flags of ``docs`` ("" when there are none)."""
+    flags = [f for doc in docs for f in (getattr(doc, "meta", {}) or {}).get("flagged", [])]
+    if not flags:
+        return ""
+    kinds = count_kinds(flags)
+    documents = sum(1 for doc in docs if (getattr(doc, "meta", {}) or {}).get("flagged"))
+    parts = [
+        f"{kinds['instruction'] + kinds['role_marker']} addressed to the AI",
+        f"{kinds['action_claim']} claiming an account action",
+    ]
+    sentences = "1 sentence" if len(flags) == 1 else f"{len(flags)} sentences"
+    where = "1 document" if documents == 1 else f"{documents} documents"
+    return f"{sentences} flagged in {where} ({', '.join(parts)}; never quoted into a draft)"
 
 
 # --- ids ------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from supportagent.ingest.common import (
     clean_text,
     coerce_id,
     collect_files,
+    flagged_meta,
     read_each,
     type_name,
     utf8_error_position,
@@ -87,6 +88,7 @@ def read_article(source: SourceFile, data: bytes) -> Document:
         title=title or Path(source.relative).stem,
         body=body,
         source=source.relative,
+        meta=flagged_meta(body),
     )
 
 

@@ -26,6 +26,7 @@ from supportagent.ingest.common import (
     coerce_id,
     collect_files,
     first_line,
+    flagged_meta,
     read_each,
     show,
     type_name,
@@ -168,7 +169,7 @@ def _resolved(record_id: str, fields: dict[str, object], source: SourceFile) -> 
         body=resolved_body(question, answer),
         source=source.relative,
         linked_docs=_linked_docs(fields.get("linked_docs")),
-        meta={"question": question, "answer": answer},
+        meta={"question": question, "answer": answer, **flagged_meta(answer)},
     )
 
 

@@ -21,7 +21,7 @@ GENERATION_STAGES = frozenset({"draft", "check", "revise"}) | MODEL_STAGES
 
 _TONES = {
     "ok": ("pass", "ok", "sufficient", "allowed", "pending_review", "approved", "amended"),
-    "warn": ("weak", "fail", "retry", "unchanged", "handed_off"),
+    "warn": ("weak", "fail", "retry", "unchanged", "handed_off", "flagged"),
     "bad": ("denied", "escalate", "escalated"),
     "info": ("routed",),
 }
