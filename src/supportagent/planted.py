@@ -35,7 +35,7 @@ from supportagent.ruletable import (
     rule_entry,
     rule_examples,
 )
-from supportagent.textnorm import canonical
+from supportagent.textnorm import canonical, stripped_span
 
 Kind = Literal["instruction", "role_marker", "action_claim"]
 KINDS: tuple[Kind, ...] = ("instruction", "role_marker", "action_claim")
@@ -146,10 +146,10 @@ def _units(text: str) -> list[tuple[Span, bool]]:
             if _LIST_MARK.fullmatch(text[cursor : match.start()]):
                 continue  # "2." opens a list item; it is not a sentence of its own
             if text[cursor : match.start()].strip():
-                out.append((_strip(text, (cursor, match.start())), False))
+                out.append((stripped_span(text, (cursor, match.start())), False))
             cursor = match.end()
         if text[cursor:end].strip():
-            out.append((_strip(text, (cursor, end)), False))
+            out.append((stripped_span(text, (cursor, end)), False))
 
     cursor = 0
     for block in _BLOCK.finditer(text):
@@ -158,15 +158,6 @@ def _units(text: str) -> list[tuple[Span, bool]]:
         cursor = block.end()
     sentences(cursor, len(text))
     return out
-
-
-def _strip(text: str, span: Span) -> Span:
-    a, b = span
-    while a < b and text[a].isspace():
-        a += 1
-    while b > a and text[b - 1].isspace():
-        b -= 1
-    return a, b
 
 
 def _match(piece: str, rules: Sequence[PlantedRule]) -> PlantedRule | None:

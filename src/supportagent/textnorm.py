@@ -96,3 +96,13 @@ def has_code(text: str) -> bool:
     """True when ``text`` carries a code block, inline code or a stack-trace line."""
     text = canonical(text)
     return any(p.search(text) for p in (_FENCED, _INLINE_CODE, _TRACE_LINE))
+
+
+def stripped_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """``span`` of ``text`` narrowed to leave out whitespace at either end."""
+    a, b = span
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b

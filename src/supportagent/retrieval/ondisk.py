@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -36,6 +35,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from supportagent.retrieval.dense import file_sha256
 
 FORMAT = "supportagent-index/1"
 CURRENT = "CURRENT"
@@ -58,14 +59,6 @@ class Generation:
     key: str
     meta: Mapping[str, Any]
     arrays: Mapping[str, npt.NDArray[Any]]
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _fsync_dir(path: Path) -> None:
@@ -112,7 +105,7 @@ def read_named(folder: Path, name: str, *, verify: bool = True) -> Generation:
             raise IndexDamaged(f"{path} is missing") from None
         if size != entry["bytes"]:
             raise IndexDamaged(f"{path} has {size} bytes, the manifest says {entry['bytes']}")
-        if verify and file_digest(path) != entry["sha256"]:
+        if verify and file_sha256(path) != entry["sha256"]:
             raise IndexDamaged(f"{path} does not match its sha256 in the manifest")
         try:
             array = np.load(path, mmap_mode="r", allow_pickle=False)
@@ -147,7 +140,7 @@ def _write_generation(
                 "dtype": data.dtype.str,
                 "shape": list(data.shape),
                 "bytes": path.stat().st_size,
-                "sha256": file_digest(path),
+                "sha256": file_sha256(path),
             }
         manifest = {"format": FORMAT, "key": key, "meta": dict(meta), "arrays": entries}
         with (tmp / "manifest.json").open("w", encoding="utf-8") as handle:

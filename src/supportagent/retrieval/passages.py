@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from supportagent.domain import DocKind, Document, Passage
+from supportagent.textnorm import stripped_span
 
 DEFAULT_MAX_CHARS = 1200
 INTRO_SLUG = "intro"
@@ -158,18 +159,9 @@ _SPLITTERS: tuple[Callable[[str, int, int], list[Span]], ...] = (
 )
 
 
-def _stripped(text: str, span: Span) -> Span:
-    a, b = span
-    while a < b and text[a].isspace():
-        a += 1
-    while b > a and text[b - 1].isspace():
-        b -= 1
-    return a, b
-
-
 def _pack(text: str, span: Span, max_chars: int, level: int = 0) -> list[Span]:
     """Cover ``span`` with as few pieces of at most ``max_chars`` as greedy packing gives."""
-    a, b = _stripped(text, span)
+    a, b = stripped_span(text, span)
     if a == b:
         return []
     if b - a <= max_chars:
@@ -183,7 +175,7 @@ def _pack(text: str, span: Span, max_chars: int, level: int = 0) -> list[Span]:
     pieces: list[Span] = []
     current: Span | None = None
     for unit in units:
-        unit = _stripped(text, unit)
+        unit = stripped_span(text, unit)
         if unit[0] == unit[1]:
             continue
         if current is not None and unit[1] - current[0] <= max_chars:
