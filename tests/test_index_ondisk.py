@@ -17,6 +17,7 @@ import pytest
 from embedding_fakes import HashingEmbedder
 from supportagent.domain import DocKind, Document
 from supportagent.retrieval import ondisk
+from supportagent.retrieval.dense import file_sha256
 from supportagent.retrieval.retriever import HybridRetriever
 
 QUERIES = (
@@ -201,7 +202,7 @@ def test_a_pickled_array_is_never_loaded(tmp_path: Path) -> None:
     manifest = json.loads((where / "manifest.json").read_text(encoding="utf-8"))
     entry = manifest["arrays"][target.stem]
     entry["bytes"] = target.stat().st_size
-    entry["sha256"] = ondisk.file_digest(target)
+    entry["sha256"] = file_sha256(target)
     (where / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(ondisk.IndexDamaged, match="not a plain numpy array"):
         ondisk.read_generation(tmp_path)
