@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from supportagent.ruletable import (
     compile_patterns,
+    first_match,
     parse_rule_table,
     read_rule_file,
     rule_entry,
@@ -66,11 +67,8 @@ class PlantedRule:
 
     def find(self, text: str) -> re.Match[str] | None:
         """The first match in (canonical) ``text`` that counts, or None."""
-        for pattern in self.patterns:
-            for match in pattern.finditer(text):
-                if not (self.skip_conditional and _reported(text, match.start())):
-                    return match
-        return None
+        skip = (lambda start: _reported(text, start)) if self.skip_conditional else None
+        return first_match(self.patterns, text, skip)
 
 
 def _reported(text: str, start: int) -> bool:

@@ -74,6 +74,18 @@ def rule_examples(entry: Mapping[str, Any], where: str) -> tuple[tuple[str, ...]
     return tuple(out)
 
 
+def first_match(
+    patterns: tuple[re.Pattern[str], ...], text: str, skip: Callable[[int], bool] | None = None
+) -> re.Match[str] | None:
+    """The first match of any of ``patterns`` in ``text``, in pattern order, passing over the
+    matches whose start ``skip`` rejects (a negation, a condition, a hypothetical before it)."""
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            if skip is None or not skip(match.start()):
+                return match
+    return None
+
+
 def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[str], ...]:
     """An entry's ``patterns`` (regexes) and ``phrases`` (words), compiled; at least one."""
     sources: list[str] = []

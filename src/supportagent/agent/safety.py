@@ -20,6 +20,7 @@ from supportagent.agent.safety_semantic import Finding, SemanticSafety, default_
 from supportagent.domain import SafetyResult, Ticket
 from supportagent.ruletable import (
     compile_patterns,
+    first_match,
     parse_rule_table,
     read_rule_file,
     rule_entry,
@@ -63,11 +64,8 @@ class SafetyRule:
 
     def find(self, text: str) -> re.Match[str] | None:
         """The first match of any pattern in ``text`` that is not negated, or None."""
-        for pattern in self.patterns:
-            for match in pattern.finditer(text):
-                if not (self.skip_negated and _is_negated(text, match.start())):
-                    return match
-        return None
+        skip = (lambda start: _is_negated(text, start)) if self.skip_negated else None
+        return first_match(self.patterns, text, skip)
 
 
 def load_rules(path: Path | None = None) -> tuple[SafetyRule, ...]:

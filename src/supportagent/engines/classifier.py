@@ -21,6 +21,7 @@ from supportagent.retrieval.dense import Embedder, OnnxMiniLM
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.ruletable import (
     compile_patterns,
+    first_match,
     parse_rule_table,
     read_rule_file,
     rule_entry,
@@ -88,11 +89,8 @@ class ClassifierRule:
     def find(self, text: str) -> re.Match[str] | None:
         if self.unless_question and _asks_question(text):
             return None
-        for pattern in self.patterns:
-            for match in pattern.finditer(text):
-                if not (self.skip_conditional and _in_hypothetical(text, match.start())):
-                    return match
-        return None
+        skip = (lambda start: _in_hypothetical(text, start)) if self.skip_conditional else None
+        return first_match(self.patterns, text, skip)
 
 
 def classify_by_rules(
