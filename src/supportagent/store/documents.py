@@ -61,6 +61,19 @@ class Written:
     head: tuple[int, str] | None
 
 
+def document_values(doc: Document, now: datetime) -> dict[str, Any]:
+    """The ``documents`` row of ``doc`` but its id (the key to insert under or update)."""
+    return {
+        "kind": doc.kind.value,
+        "title": doc.title,
+        "body": doc.body,
+        "source": doc.source,
+        "linked_docs": list(doc.linked_docs),
+        "meta": doc.meta,
+        "added_at": now,
+    }
+
+
 def write_documents(
     conn: sa.Connection,
     docs: Sequence[Document],
@@ -77,15 +90,7 @@ def write_documents(
     replaced: list[DocumentClash] = []
     head: tuple[int, str] | None = None
     for doc in docs:
-        values = {
-            "kind": doc.kind.value,
-            "title": doc.title,
-            "body": doc.body,
-            "source": doc.source,
-            "linked_docs": list(doc.linked_docs),
-            "meta": doc.meta,
-            "added_at": now,
-        }
+        values = document_values(doc, now)
         old = existing.get(doc.id)
         if old is None:
             conn.execute(t.documents.insert().values(id=doc.id, **values))

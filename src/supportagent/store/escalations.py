@@ -7,7 +7,7 @@ so the next ticket's search finds it; a reply or "handled" moves the ticket to `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from supportagent.domain import Document, Status
 from supportagent.errors import ConflictError, NotFoundError
 from supportagent.store import tables as t
 from supportagent.store.audit import append_event
+from supportagent.store.documents import document_values
 
 if TYPE_CHECKING:  # the store imports the migrations, which import this module
     from supportagent.store.store import Store
@@ -171,17 +172,7 @@ def _status(conn: sa.Connection, ticket_id: str) -> str:
 def _insert_document(conn: sa.Connection, doc: Document, now: datetime) -> None:
     if conn.execute(sa.select(t.documents.c.id).where(t.documents.c.id == doc.id)).first():
         raise ConflictError(f"A document with id {doc.id} already exists; the reply was not saved.")
-    values: Mapping[str, Any] = {
-        "id": doc.id,
-        "kind": doc.kind.value,
-        "title": doc.title,
-        "body": doc.body,
-        "source": doc.source,
-        "linked_docs": list(doc.linked_docs),
-        "meta": doc.meta,
-        "added_at": now,
-    }
-    conn.execute(t.documents.insert().values(**values))
+    conn.execute(t.documents.insert().values(id=doc.id, **document_values(doc, now)))
     conn.execute(  # other processes' search indexes poll this counter (Knowledge.sync)
         t.counters.update()
         .where(t.counters.c.name == "documents")
