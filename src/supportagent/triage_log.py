@@ -71,16 +71,12 @@ def log_row(result: Mapping[str, Any], *, now: datetime | None = None) -> dict[s
         "safety": result.get("safety"),
     }
     payload = agent_payload(outcome, trace, usage_of(c for c in calls if _is_call_record(c)))
-    # The ranked search the evidence gate judged: the last "retrieve ok" event. Later
-    # "retrieve" events add linked articles and per-question passages, unranked (score 0).
-    searches = [e for e in trace if e.get("stage") == "retrieve" and e.get("status") == "ok"]
-    hits: list[Mapping[str, Any]] = list(searches[-1]["detail"].get("hits", [])) if searches else []
+    # retrieved_doc_ids and top_doc_title come from the payload as they are: like the audit
+    # export's, they describe the ranked search the evidence gate judged.
     values: dict[str, Any] = {
         "ticket_id": result["ticket_id"],
         "timestamp": (now or datetime.now(UTC)).isoformat(timespec="seconds"),
-        "retrieved_doc_ids": list(dict.fromkeys(str(h["doc_id"]) for h in hits)),
-        "top_doc_title": hits[0].get("title") if hits else None,
-        "top_rrf_score": float(hits[0]["score"]) if hits else None,
+        "top_rrf_score": payload["top_score"],
         "cited_doc_id": payload["cited_doc_ids"],
         "llm_confidence": payload["confidence"],
         "response": mask_secrets(str(payload["response"])),
