@@ -9,8 +9,20 @@ from contextlib import contextmanager
 
 import sqlalchemy as sa
 
+from supportagent.domain import Bucket, Draft, DraftSentence, Outcome, Status, Ticket
 from supportagent.store import tables as t
 from supportagent.store.store import Store
+
+
+def stage_draft(store: Store, ticket_id: str) -> None:
+    """A new ticket ``ticket_id`` with one staged draft (and so one audit event)."""
+    store.add_tickets([Ticket(ticket_id, "Import", "How do I import contacts?")])
+    attempt = store.begin_attempt(ticket_id)
+    draft = Draft((DraftSentence(f"Upload the CSV ({ticket_id}).", ("kb-x#import",)),), 0.7)
+    outcome = Outcome(
+        ticket_id, Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, draft, None, (), "offline"
+    )
+    store.stage_outcome(outcome, attempt)
 
 
 def outcome_counts(store: Store) -> dict[str, int]:

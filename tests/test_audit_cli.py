@@ -9,33 +9,22 @@ import pytest
 import sqlalchemy as sa
 from typer.testing import CliRunner
 
+from store_checks import stage_draft
 from supportagent.cli import app
 from supportagent.config import Settings, load_settings
-from supportagent.domain import Bucket, Draft, DraftSentence, Outcome, Status, Ticket
 from supportagent.runtime import open_store
 from supportagent.store.audit import audit_events, audit_head, event_hash
-from supportagent.store.store import Store
 
 runner = CliRunner()
 KEY = "0123456789abcdef" * 4
-
-
-def stage(store: Store, ticket_id: str) -> None:
-    store.add_tickets([Ticket(ticket_id, "Import", "How do I import contacts?")])
-    attempt = store.begin_attempt(ticket_id)
-    draft = Draft((DraftSentence(f"Upload the CSV ({ticket_id}).", ("kb-x#import",)),), 0.7)
-    outcome = Outcome(
-        ticket_id, Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, draft, None, (), "offline"
-    )
-    store.stage_outcome(outcome, attempt)
 
 
 def test_the_default_seal_is_a_head_file_in_the_data_directory(settings: Settings) -> None:
     store = open_store(settings)
     assert store.audit.head_file == settings.home / "audit-head.log"
     assert store.audit.head_file_complete and not store.audit.keyed
-    stage(store, "T-1")
-    stage(store, "T-2")
+    stage_draft(store, "T-1")
+    stage_draft(store, "T-2")
     seq, digest = (settings.home / "audit-head.log").read_text().splitlines()[-1].split()
     with store.engine.connect() as conn:
         head = conn.execute(sa.select(audit_head)).one()
@@ -56,7 +45,7 @@ def test_verify_with_a_key_and_a_cut_tail(
     store = open_store(load_settings(home=settings.home))
     assert store.audit.keyed and store.audit.head_file is None
     for n in range(3):
-        stage(store, f"T-{n}")
+        stage_draft(store, f"T-{n}")
     ok = runner.invoke(app, ["audit", "verify"])
     assert ok.exit_code == 0 and "every event and the head carry a valid MAC" in " ".join(
         ok.output.split()
@@ -84,7 +73,7 @@ def test_export_leaves_out_a_row_past_the_head_and_warns(
     settings: Settings, tmp_path: Path
 ) -> None:
     store = open_store(settings)
-    stage(store, "T-1")
+    stage_draft(store, "T-1")
     with store.engine.begin() as conn:
         head = conn.execute(sa.select(audit_head)).one()
         fields = ("2025-01-01T00:00:00+00:00", "T-1", "review.approve", "mallory", "{}")

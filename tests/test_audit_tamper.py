@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from store_checks import empty_database
-from supportagent.domain import Bucket, Draft, DraftSentence, Outcome, Status, Ticket
+from store_checks import empty_database, stage_draft
 from supportagent.review import approve
 from supportagent.store.audit import (
     GENESIS,
@@ -70,20 +69,10 @@ def sealed(request: pytest.FixtureRequest, url: str, tmp_path: Path) -> Iterator
     """A store with six events (five staged outcomes and one approval) under one seal."""
     store = open_sealed(url, make_seal(request.param, tmp_path))
     for n in range(1, 6):
-        stage(store, f"T-{n}")
+        stage_draft(store, f"T-{n}")
     approve(store, None, "T-1", reviewer="ana")
     yield store
     store.close()
-
-
-def stage(store: Store, ticket_id: str) -> None:
-    store.add_tickets([Ticket(ticket_id, "Import", "How do I import contacts?")])
-    attempt = store.begin_attempt(ticket_id)
-    draft = Draft((DraftSentence(f"Upload the CSV ({ticket_id}).", ("kb-x#import",)),), 0.7)
-    outcome = Outcome(
-        ticket_id, Status.PENDING_REVIEW, "drafted", Bucket.ANSWERABLE, draft, None, (), "offline"
-    )
-    store.stage_outcome(outcome, attempt)
 
 
 def kind_of(store: Store) -> str:
@@ -228,7 +217,7 @@ def test_a_row_past_the_head_is_named_and_never_stops_staging_or_review(sealed: 
     assert problems(report) == [(7, "forged")]
     assert "event 7 (review.approve, ticket T-2) lies past the chain head (event 6)" in text(report)
     # The system goes on: the next staging and the next review both append.
-    stage(sealed, "T-6")
+    stage_draft(sealed, "T-6")
     approve(sealed, None, "T-2", reviewer="bo")
     events = read_events(sealed.engine)
     assert [e["event"] for e in events[6:]] == [TAMPER_EVENT, "agent.staged", "review.approve"]
@@ -348,7 +337,7 @@ def test_the_head_row_deleted_is_named_and_rebuilt_by_the_next_append(sealed: St
     sql(sealed, audit_head.delete())
     report = check(sealed)
     assert (0, "head") in problems(report) and "chain head row is missing" in text(report)
-    stage(sealed, "T-6")  # appending goes on
+    stage_draft(sealed, "T-6")  # appending goes on
     events = read_events(sealed.engine)
     assert [e["event"] for e in events[6:]] == [TAMPER_EVENT, "agent.staged"]
     assert "rebuilt from event 6" in events[6]["data"]["reason"]
@@ -361,7 +350,7 @@ def test_the_head_row_deleted_is_named_and_rebuilt_by_the_next_append(sealed: St
 def test_a_wrong_key_is_one_problem_not_one_per_event(url: str) -> None:
     store = open_sealed(url, AuditSeal(key=KEY))
     for n in range(3):
-        stage(store, f"K-{n}")
+        stage_draft(store, f"K-{n}")
     report = verify(store.engine, seal=AuditSeal(key=b"another key" * 4))
     assert problems(report) == [(1, "key")]
     assert "no event's MAC matches SUPPORTAGENT_AUDIT_KEY" in text(report)
@@ -375,16 +364,16 @@ def test_a_key_set_later_covers_the_events_before_it_and_a_keyless_writer_shows(
     url: str,
 ) -> None:
     plain = open_sealed(url, AuditSeal())
-    stage(plain, "K-1")
-    stage(plain, "K-2")
+    stage_draft(plain, "K-1")
+    stage_draft(plain, "K-2")
     keyed = Store(url, audit=AuditSeal(key=KEY))
     before = verify(keyed.engine, seal=keyed.audit)
     assert before.intact and "no event carries a MAC" in cannot(before)
-    stage(keyed, "K-3")
+    stage_draft(keyed, "K-3")
     report = verify(keyed.engine, seal=keyed.audit)
     assert report.intact and "since event 3 was appended" in " ".join(report.proves)
     assert "events 1 to 2 carry no MAC" in cannot(report)
-    stage(plain, "K-4")  # a process started without the key appends after keyed events
+    stage_draft(plain, "K-4")  # a process started without the key appends after keyed events
     report = verify(keyed.engine, seal=keyed.audit)
     assert (4, "forged") in problems(report) and (4, "head") in problems(report)
     plain.close()
@@ -395,7 +384,7 @@ def test_the_key_is_never_written(url: str, tmp_path: Path) -> None:
     key = "audit-key-" + "s3cr3t" * 8
     head = tmp_path / "audit-head.log"
     store = open_sealed(url, AuditSeal(key=key.encode(), head_file=head))
-    stage(store, "K-1")
+    stage_draft(store, "K-1")
     out = io.StringIO()
     export_csv(store.engine, out)
     report = verify(store.engine, seal=store.audit)
