@@ -41,6 +41,7 @@ POSITIVES = {
         "Our secret token may have been exposed in a log file",
         "We accidentally committed our secret key to a public GitHub repo",
         "We leaked our API key in a screenshot",
+        "I lost my phone with the 2FA codes",
         "My account was hacked last night",
         "I believe we got hacked",
         "The workspace has been compromised",
@@ -89,7 +90,7 @@ POSITIVES = {
     "account_access": [
         "I can't log in",
         "I'm locked out of the dashboard",
-        "I lost my phone with the 2FA codes",
+        "My phone with the authenticator app on it is gone, how do I sign in?",
         "The password reset email never arrives",
         "How do I set up SSO with Okta?",
         "unable to sign in with my work email",
