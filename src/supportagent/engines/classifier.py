@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
+from supportagent.engines.multilingual_triage import (
+    MultilingualTriage,
+    default_multilingual_triage,
+)
 from supportagent.engines.triage_model import TriageModel, default_model, ticket_features
 from supportagent.language import ENGLISH, detect_language
 from supportagent.retrieval.dense import Embedder, OnnxMiniLM
@@ -154,10 +158,12 @@ class Classifier:
         embedder: Embedder | None = None,
         model: TriageModel | None = None,
         rules: Sequence[ClassifierRule] | None = None,
+        multilingual: MultilingualTriage | None = None,
     ) -> None:
         self._embedder = embedder
         self._model = model
         self._rules = tuple(rules) if rules is not None else None
+        self._multilingual = multilingual
         self._exemplars: ExemplarIndex | None = None
 
     @property
@@ -176,8 +182,16 @@ class Classifier:
             return sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
-            # The model reads MiniLM vectors, which only mean something in English; the
-            # pipeline's language gate and the llm engine take it from here.
+            # The model reads MiniLM vectors, which only mean something in English: the
+            # triage exemplars under the multilingual model decide instead, when installed.
+            route = (
+                self._multilingual
+                if self._multilingual is not None
+                else (default_multilingual_triage())
+            )
+            decided = route.classify(ticket, language.name) if route is not None else None
+            if decided is not None:
+                return decided
             reason = (
                 f"no rule matched; the triage model reads English only and the ticket is in "
                 f"{language.name}"
