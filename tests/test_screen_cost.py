@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from supportagent.agent.safety import SafetyScreen
+from supportagent.agent.safety import screen as rules_screen
 from supportagent.agent.safety_semantic import default_semantic_safety
-from supportagent.domain import Ticket
+from supportagent.domain import SafetyResult, Ticket
 from supportagent.engines.triage_model import ticket_features
 from supportagent.retrieval import dense
 from supportagent.retrieval.dense import OnnxMiniLM, plan_batches
@@ -133,3 +135,36 @@ def test_the_engine_reuses_the_screens_sentence_vectors() -> None:
     dense._MEMO._items.clear()
     fresh = np.vstack([minilm.embed([s]) for s in sentences])
     np.testing.assert_allclose(from_screen, fresh, atol=1e-5)
+
+
+# --- when the semantic detector is not asked -----------------------------------------------
+
+
+def _screened(text: str) -> tuple[SafetyResult, int]:
+    """The full screen's verdict on a new ticket, and how many texts MiniLM ran on."""
+    screen = SafetyScreen(semantic=default_semantic_safety())
+    ticket = Ticket(id="cost-2", subject="Account", body=text)
+    dense._MEMO._items.clear()
+    with _Runs(OnnxMiniLM()._runtime().session) as runs:
+        result = screen(ticket)
+    return result, sum(rows for rows, _ in runs.widths)
+
+
+def test_a_self_harm_rule_decides_without_the_semantic_detector() -> None:
+    result, embedded = _screened(
+        "My account was hacked last night. I want to end my life, I can't take this anymore."
+    )
+    assert (result.category, result.detector) == ("self_harm_risk", "rules")
+    assert embedded == 0
+
+
+def test_a_less_urgent_rule_still_asks_the_semantic_detector() -> None:
+    # A legal rule can be outranked by a self-harm sentence the rules do not know.
+    text = (
+        "I will be contacting my lawyer about these charges. Honestly everyone would be "
+        "better off if I just disappeared for good."
+    )
+    assert rules_screen(text).category == "legal_threat"
+    result, embedded = _screened(text)
+    assert embedded > 0
+    assert (result.category, result.detector) == ("self_harm_risk", "semantic")
