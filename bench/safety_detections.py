@@ -9,9 +9,13 @@ Runs the semantic detector alone (``SemanticSafety.detect``, no rules) on every 
 triage set found (``evals.catalog.find_datasets``: ours under ``eval/``, the shared ones, and any
 set added later such as ``eval/risk_fresh``). The record (``bench/results/
 safety_detections.json``) holds, per set, each ticket on which the detector fires and the
-category it names. The comparison fails (exit 1) when a recorded detection is gone or names
-another category; a detection the record does not hold is allowed and listed. A set that is not
-in the record is scored and reported, and ``--write`` adds it.
+category it names, and what the detector read: the exemplars' digests and the thresholds. The
+comparison fails (exit 1) when a recorded detection is gone or names another category; a
+detection the record does not hold is allowed and listed. A set that is not in the record is
+scored and reported, and ``--write`` adds it. When the exemplars or thresholds changed since the
+record was made (another piece of work tunes them), the comparison says nothing about a faster
+screen and stops (exit 2): record again with the code before the change (``PYTHONPATH`` at
+its ``src``), then compare.
 """
 
 from __future__ import annotations
@@ -31,6 +35,20 @@ RECORD = Path(__file__).resolve().parent / "results" / "safety_detections.json"
 REQUIRED = ("risk", "brightwrench", "banking77_triage", "bitext_triage")
 
 Detections = dict[str, dict[str, str]]
+#: The record's key for what the detector read, beside the sets' names.
+READ = "_detector"
+
+
+def what_it_reads(detector: SemanticSafety) -> dict[str, object]:
+    """The exemplars (by digest) and thresholds a detection depends on, besides the code."""
+    indexes = {**detector.indexes, **{f"{m}-negatives": i for m, i in detector.negatives.items()}}
+    return {
+        "exemplars": {name: i.exemplars.digest for name, i in sorted(indexes.items())},
+        "thresholds": {
+            model: {c: [t.similarity, t.margin] for c, t in sorted(limits.items())}
+            for model, limits in sorted(detector.thresholds.items())
+        },
+    }
 
 
 def detections(detector: SemanticSafety, only: set[str] | None = None) -> Detections:
@@ -82,17 +100,27 @@ def main() -> int:
     if absent:
         print(f"not found: {', '.join(absent)}; set SUPPORTAGENT_EVAL_DATA to the shared sets")
         return 2
+    detector = default_semantic_safety()
+    reads = what_it_reads(detector)
+    record = json.loads(args.record.read_text(encoding="utf-8")) if args.record.exists() else {}
+    recorded_reads = record.pop(READ, None)
+    before: Detections = record
+    if before and recorded_reads != reads:
+        if not args.write:
+            print(
+                f"{args.record} was made with other exemplars or thresholds: record again with "
+                "the code before the change (--write), then compare"
+            )
+            return 2
+        before = {}  # a new record: the old one counted another detector's detections
     start = time.process_time()
-    after = detections(default_semantic_safety(), set(args.sets or ()))
+    after = detections(detector, set(args.sets or ()))
     seconds = time.process_time() - start
     for name, fired in after.items():
         print(f"{name}: {len(fired)} tickets detected")
     print(f"CPU time {seconds:.1f} s")
-    before: Detections = (
-        json.loads(args.record.read_text(encoding="utf-8")) if args.record.exists() else {}
-    )
     if args.write:
-        merged = {**before, **after}
+        merged = {READ: reads, **before, **after}
         args.record.parent.mkdir(parents=True, exist_ok=True)
         args.record.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", "utf-8")
         print(f"wrote {args.record}")
