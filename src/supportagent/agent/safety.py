@@ -170,9 +170,10 @@ URGENCY = ("self_harm_risk", "security_incident", "payment_fraud", "legal_threat
 class SafetyScreen:
     """The gate in front of every ticket: the rule table, then the semantic detector.
 
-    Both always run: a rule may have caught a legal threat in a ticket whose other sentence
-    says the writer may harm themselves, and the more urgent risk must decide. The result says
-    which detector decided and why, in words.
+    Both run: a rule may have caught a legal threat in a ticket whose other sentence says the
+    writer may harm themselves, and the more urgent risk must decide. Only a rule of the most
+    urgent category (self-harm) leaves the semantic detector out, as nothing can outrank it.
+    The result says which detector decided and why, in words.
     """
 
     def __init__(
@@ -185,6 +186,9 @@ class SafetyScreen:
 
     def __call__(self, ticket: Ticket) -> SafetyResult:
         ruled = screen(ticket.text, self.rules)
+        if ruled.auto_escalate and _urgency(ruled.category) == 0:
+            # Nothing the semantic detector could find outranks this rule: no need to ask it.
+            return _explained(ruled)
         finding = self.semantic.detect(ticket) if self.semantic is not None else None
         if finding is None:
             return _explained(ruled)
