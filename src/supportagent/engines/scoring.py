@@ -120,21 +120,27 @@ class UnitScorer:
             q_vecs, alone = vectors[:n_q], vectors[n_q : 2 * n_q]
             vectors = np.concatenate([vectors[:n_q], vectors[2 * n_q :]])
             u_vecs = vectors[n_q : n_q + n_u]
-            dense = q_vecs @ u_vecs.T
             clear = [k for k, q in enumerate(self.questions) if not _VAGUE.search(q.text)]
-            if clear:
-                dense[clear] = np.maximum(dense[clear], alone[clear] @ u_vecs.T)
+
+            def similarity(other: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+                """Each question against ``other``: the better of alone and after its lead."""
+                out = q_vecs @ other.T
+                if clear:
+                    out[clear] = np.maximum(out[clear], alone[clear] @ other.T)
+                return out
+
+            dense = similarity(u_vecs)
             # A procedure is judged by its whole and by the sentence that introduces it.
             leads = vectors[n_q + n_u : n_q + n_u + n_p]
             columns = [k for k, u in enumerate(self.units) if u.procedure]
             if columns:
-                dense[:, columns] = np.maximum(dense[:, columns], q_vecs @ leads.T)
+                dense[:, columns] = np.maximum(dense[:, columns], similarity(leads))
             # A sentence from the answer to a question much like this one answers it too
             # ("why did one emoji double the bill?" for "why does a smiley cost more?").
             row = {pid: n_q + n_u + n_p + i for i, (pid, _) in enumerate(asked)}
             for k, unit in enumerate(self.units):
                 if unit.passage.id in row:
-                    alike = q_vecs @ vectors[row[unit.passage.id]]
+                    alike = similarity(vectors[row[unit.passage.id]][None, :])[:, 0]
                     dense[:, k] = np.maximum(dense[:, k], (dense[:, k] + alike) / 2)
             self._dense = dense
             self._unit_vectors = u_vecs
