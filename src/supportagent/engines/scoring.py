@@ -124,7 +124,7 @@ class UnitScorer:
 
             def similarity(other: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
                 """Each question against ``other``: the better of alone and after its lead."""
-                out = q_vecs @ other.T
+                out: npt.NDArray[np.float32] = q_vecs @ other.T
                 if clear:
                     out[clear] = np.maximum(out[clear], alone[clear] @ other.T)
                 return out
