@@ -192,3 +192,35 @@ def test_a_bullet_run_is_the_bullets_around_one_item() -> None:
     assert run.shape == "bullets" and run.sentences == tuple(u.text for u in units)
     sentence = evidence_units(hits(SIZES))[0]
     assert bullet_run(sentence, [sentence]) is sentence
+
+
+SLA = kb(
+    "kb-sla",
+    "On the Pro plan, we commit to 99.9% monthly uptime. On the Max plan the commitment is 99.95%.",
+    "Uptime",
+)
+CREDIT = Passage(
+    "kb-sla#credits",
+    "kb-sla",
+    DocKind.KB,
+    "Article",
+    ("Service credits",),
+    "If monthly uptime falls below the commitment, you can claim a credit of 10% of the fee.",
+)
+
+
+def test_a_sentence_that_says_the_commitment_brings_what_it_is_on_the_customers_plan() -> None:
+    texts = quoted(
+        "Downtime",
+        "We're on Pro. If monthly uptime is poor, what credit can we claim?",
+        CREDIT,
+        SLA,
+    )
+    assert texts[:2] == [
+        "On the Pro plan, we commit to 99.9% monthly uptime.",
+        "If monthly uptime falls below the commitment, you can claim a credit of 10% of the fee.",
+    ]
+    assert "On the Max plan the commitment is 99.95%." not in texts
+    # Without a plan in the ticket there is nothing to say which commitment: the credit alone.
+    texts = quoted("Downtime", "If monthly uptime is poor, what credit can we claim?", CREDIT, SLA)
+    assert "On the Pro plan, we commit to 99.9% monthly uptime." not in texts

@@ -182,7 +182,9 @@ def _choose(
             )
             if lead is not None:
                 picks.insert(0, lead)
-        for pick in picks:
+        # "If uptime falls below the commitment, ...": and what the commitment is on their plan.
+        before = [a for p in picks if (a := scorer.antecedent(p)) is not None]
+        for pick in [*before, *picks]:
             twin = scorer.article_twin(pick)  # an article over a resolved ticket saying the same
             if twin is not None and twin.typed >= pick.typed:
                 pick = twin

@@ -57,6 +57,8 @@ _MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b",
 _MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
 #: NAME questions whose focus any name answers.
 _ANY_NAME = frozenset({"", "name", "command", "code"})
+_DEFINITE = re.compile(r"\bthe ([a-z]{5,})\b(?! of\b)")
+_DIGIT = re.compile(r"\d")
 _NAME = re.compile(r"(?<=[a-z,;:*] )[A-Z][\w-]*|\b[a-z]+[A-Z][\w-]*|`[^`]+`")
 _QUESTION_SUBJECT = re.compile(
     r"\?\s*$|^(?:how|what|what's|which|where|when|why|who|is|are|can|could|do|does|will|should)\b",
@@ -233,6 +235,31 @@ class UnitScorer:
             if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
+
+    def antecedent(self, scored: Scored) -> Scored | None:
+        """The sentence of the same article that says what ``scored`` refers to as "the X"
+        ("below the commitment") for this customer: it has the word X, a number, and a name
+        the ticket uses that ``scored`` does not ("On the Business plan, we commit to 99.9%"
+        for "We're on Business"); None when there is no such reference or sentence."""
+        unit = scored.unit
+        # Words of one family share their first six letters ("commitment", "commit").
+        wanted = {
+            word[:6] for word in _DEFINITE.findall(unit.text) if word[:6] not in self._ticket_text
+        }
+        if not wanted:
+            return None
+        known = self.names(unit)[0]
+        for k, other in enumerate(self.units):
+            if (
+                other is unit
+                or other.passage.doc_id != unit.passage.doc_id
+                or not wanted & {t[:6] for t in self._unit_terms[k] if len(t) >= 5}
+                or not _DIGIT.search(other.text)
+                or not self.names(other)[0] - known
+            ):
+                continue
+            return self.score(scored.question, k)
+        return None
 
     def ranked(self, q: int) -> list[Scored]:
         scored = [self.score(q, u) for u in range(len(self.units))]
