@@ -117,8 +117,9 @@ def _choose(
     questions: Sequence[Question], scorer: UnitScorer
 ) -> tuple[list[Scored], list[Scored | None], list[Question]]:
     """The units to quote: the best for each question (and a second one when the best lacks
-    the asked-for thing and the second has it); each question's answer (None: unanswered);
-    the questions nothing answers."""
+    the asked-for thing and the second has it, or when the second is a near-equal of the same
+    article), a procedure's lead, an explanation's bullets whole, what a quoted "the X" is;
+    each question's answer (None: unanswered); the questions nothing answers."""
     chosen: list[Scored] = []
     answers: list[Scored | None] = []
     unanswered: list[Question] = []
@@ -143,45 +144,14 @@ def _choose(
         if asks_explanation(question) and best.unit.shape == "item":
             # "How does X work?" and a section of bullets about X: the bullets, whole.
             picks = [replace(best, unit=bullet_run(best.unit, scorer.units))]
-        elif not best.unit.procedure:
-            # Two sentences of one article that answer nearly as well: the drafter cannot tell
-            # which one the customer needs ("up to 100 MB in the web app", "up to 25 MB from
-            # the mobile app"), the reviewer can, so both are quoted. Not one that brings in a
-            # name the ticket does not use when the best gives one it does ("iOS 16" for
-            # "which Android version?", "the Developer plan" for "we're on Growth"), nor one
-            # without the minimum or maximum asked for.
-            anchored = bool(scorer.names(best.unit)[0])
-            qualified = scorer.qualifies(index, best.unit)
-            close = next(
-                (
-                    s
-                    for s in ranked[1:4]
-                    if s.answers
-                    and s.unit.passage.doc_id == best.unit.passage.doc_id
-                    and s.score >= best.score - CLOSE_MARGIN
-                    and (s.typed or question.kind not in TYPED)
-                    and s not in picks
-                    and not (anchored and scorer.names(s.unit)[1])
-                    and (scorer.qualifies(index, s.unit) or not qualified)
-                ),
-                None,
-            )
-            if close is not None:
-                picks.append(close)
-        if best.unit.procedure:
-            # The sentence that says what the procedure is for, from the same article.
-            lead = next(
-                (
-                    s
-                    for s in ranked[1:6]
-                    if not s.unit.procedure
-                    and s.unit.passage.doc_id == best.unit.passage.doc_id
-                    and s.score >= best.score - LEAD_MARGIN
-                ),
-                None,
-            )
+        elif best.unit.procedure:
+            lead = _procedure_lead(best, ranked)
             if lead is not None:
                 picks.insert(0, lead)
+        else:
+            close = _close_second(index, best, ranked, picks, scorer)
+            if close is not None:
+                picks.append(close)
         # "If uptime falls below the commitment, ...": and what the commitment is on their plan.
         before = [a for p in picks if (a := scorer.antecedent(p)) is not None]
         for pick in [*before, *picks]:
@@ -192,6 +162,50 @@ def _choose(
             if all(_distinct(pick.unit, c.unit) for c in chosen) and len(chosen) < MAX_UNITS:
                 chosen.append(pick)
     return chosen, answers, unanswered
+
+
+def _procedure_lead(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
+    """The sentence that says what the procedure ``best`` is for, from the same article."""
+    return next(
+        (
+            s
+            for s in ranked[1:6]
+            if not s.unit.procedure
+            and s.unit.passage.doc_id == best.unit.passage.doc_id
+            and s.score >= best.score - LEAD_MARGIN
+        ),
+        None,
+    )
+
+
+def _close_second(
+    index: int, best: Scored, ranked: Sequence[Scored], picks: Sequence[Scored], scorer: UnitScorer
+) -> Scored | None:
+    """A unit of the best one's article that answers question ``index`` nearly as well.
+
+    The drafter cannot tell which of the two the customer needs ("up to 100 MB in the web
+    app", "up to 25 MB from the mobile app"), the reviewer can, so both are quoted. Not one
+    that brings in a name the ticket does not use when the best gives one it does ("iOS 16"
+    for "which Android version?", "the Developer plan" for "we're on Growth"), nor one without
+    the minimum or maximum asked for.
+    """
+    typed_question = scorer.questions[index].kind in TYPED
+    anchored = bool(scorer.names(best.unit)[0])
+    qualified = scorer.qualifies(index, best.unit)
+    return next(
+        (
+            s
+            for s in ranked[1:4]
+            if s.answers
+            and s.unit.passage.doc_id == best.unit.passage.doc_id
+            and s.score >= best.score - CLOSE_MARGIN
+            and (s.typed or not typed_question)
+            and s not in picks
+            and not (anchored and scorer.names(s.unit)[1])
+            and (scorer.qualifies(index, s.unit) or not qualified)
+        ),
+        None,
+    )
 
 
 def _distinct(a: Unit, b: Unit) -> bool:
