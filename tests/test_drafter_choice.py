@@ -18,8 +18,14 @@ from supportagent.agent.questions import (
 )
 from supportagent.domain import DocKind, Hit, Passage, Ticket
 from supportagent.engines.extract import bullet_run, evidence_units
-from supportagent.engines.offline import OfflineEngine
-from supportagent.engines.scoring import UnitScorer, _framed_by_subject
+from supportagent.engines.offline import OfflineEngine, _close_second
+from supportagent.engines.scoring import (
+    LEAD_TERMS,
+    Scored,
+    UnitScorer,
+    _framed_by_subject,
+    _weights,
+)
 from supportagent.retrieval.dense import OnnxMiniLM
 
 
@@ -147,8 +153,28 @@ def test_no_second_sentence_about_a_name_the_ticket_does_not_use() -> None:
         "The Starter plan allows 10 requests per second.",
         "Limits per plan",
     )
-    texts = quoted("Rate limit", "How many requests per second does the Growth plan allow?", plans)
-    assert texts == ["The Growth plan allows 50 requests per second."]
+    ticket = Ticket("T-1", "Rate limit", "We are on Growth. How many requests per second?")
+    units = evidence_units(hits(plans))
+    growth, starter = units
+    scorer = UnitScorer(ticket, ticket_questions(ticket), units, hits(plans), None)
+    assert scorer.names(growth) == (frozenset({"growth"}), frozenset())
+    assert scorer.names(starter) == (frozenset(), frozenset({"starter"}))
+    # The best names the customer's plan: another plan's value is not quoted beside it.
+    best, other = Scored(growth, 0, 0.8, True, True), Scored(starter, 0, 0.75, True, True)
+    assert _close_second(0, best, [best, other], [best], scorer) is None
+    # The best names no plan of theirs: the one that does is quoted too.
+    best, other = Scored(starter, 0, 0.8, True, True), Scored(growth, 0, 0.75, True, True)
+    assert _close_second(0, best, [best, other], [best], scorer) == other
+    # Too far behind: not quoted.
+    far = Scored(growth, 0, 0.65, True, True)
+    assert _close_second(0, best, [best, far], [best], scorer) is None
+
+
+def test_subject_words_weigh_half_the_questions_own() -> None:
+    rarity = {"expir": 2.0, "monthly": 2.0, "text": 1.0}
+    weights = _weights("do the ones we buy expire?", rarity, "Monthly texts run out")
+    assert weights["expir"] == 2.0 > weights["monthly"]  # equally rare, but not what is asked
+    assert weights["monthly"] == 2.0 * LEAD_TERMS and weights["text"] == 1.0 * LEAD_TERMS
 
 
 def test_no_second_sentence_without_the_minimum_that_was_asked() -> None:
