@@ -47,6 +47,8 @@ _SIGN_OFF = re.compile(
     re.IGNORECASE,
 )
 _ENUMERATED = re.compile(r"^\(?\d+[).]\s*")
+#: A question that points back to something said before it.
+_VAGUE_PART = re.compile(r"\b(?:this|that|it|these|those)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -102,8 +104,16 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
         if not sentence:
             continue
         if sentence.endswith("?") or _INDIRECT.search(sentence):
-            for part in _questions_in(_ENUMERATED.sub("", sentence)):
-                asks.setdefault(part, before)
+            parts = _questions_in(_ENUMERATED.sub("", sentence))
+            if len(parts) > 1:
+                # "Is that possible, and what is the event called?": the answer to the second
+                # answers the first, which on its own would match anything.
+                parts = [p for p in parts if not _only_whether(p)] or parts
+            for k, part in enumerate(parts):
+                # "How long is the trial, and does it include ...?": "it" is what the first
+                # question of the sentence named, unless that one leans on something too.
+                first = parts[0] if k and not _VAGUE_PART.search(parts[0]) else ""
+                asks.setdefault(part, first or before)
         else:
             before = sentence
     if not asks:
@@ -171,6 +181,28 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
 _YES_NO_START = re.compile(
     r"^(?:is|are|can|could|do|does|did|will|would|should|shall|may|has|have)\b", re.IGNORECASE
 )
+
+
+_EXPLAIN = re.compile(
+    r"^how (?:does|do|is|are) .{2,60}\bwork(?:s|ing)?\b|\bexplain\b|\btell me (?:about|how)\b|"
+    r"^what (?:does|do) .{2,60}\bdo\b",
+    re.IGNORECASE,
+)
+
+
+def asks_explanation(question: Question) -> bool:
+    """True for a question that wants a topic explained ("How does your phishing protection
+    work?"), which a whole section answers better than its best sentence."""
+    return question.kind is AnswerKind.OTHER and bool(_EXPLAIN.search(question.text))
+
+
+def _only_whether(question: str) -> bool:
+    """A short yes/no question about something said elsewhere ("Is that possible?")."""
+    return (
+        len(question.split()) <= 5
+        and bool(_YES_NO_START.match(question))
+        and bool(_VAGUE_PART.search(question))
+    )
 
 
 def _questions_in(sentence: str) -> list[str]:

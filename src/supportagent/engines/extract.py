@@ -48,7 +48,9 @@ class Unit:
     passage: Passage
     rank: int  # the passage's rank in the evidence
     position: int  # the first sentence's position in the passage
-    shape: str = "sentence"  # or "steps" (a procedure) or "list" (a lead and its items)
+    #: "sentence", "item" (a bullet with no lead sentence), "steps" (a procedure), "list" (a
+    #: lead sentence and its items) or "bullets" (a run of items with no lead).
+    shape: str = "sentence"
 
     @property
     def text(self) -> str:
@@ -174,9 +176,30 @@ def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
                 continue
             text = sentence if not question else general_part(sentence, question)
             if text and _quotable(text):
-                units.append(Unit((text,), passage, hit.rank, i))
+                shape = "item" if mark == "item" else "sentence"
+                units.append(Unit((text,), passage, hit.rank, i, shape))
             i += 1
     return units
+
+
+def bullet_run(unit: Unit, units: Sequence[Unit]) -> Unit:
+    """The run of bullets without a lead that ``unit`` belongs to, as one list unit in order
+    (at most ``MAX_LIST_ITEMS``); ``unit`` itself when it is no such bullet."""
+    if unit.shape != "item":
+        return unit
+    by_position = {u.position: u for u in units if u.passage is unit.passage and u.shape == "item"}
+    start = unit.position
+    while start - 1 in by_position and unit.position - (start - 1) < MAX_LIST_ITEMS:
+        start -= 1
+    run: list[Unit] = []
+    position = start
+    while position in by_position and len(run) < MAX_LIST_ITEMS:
+        run.append(by_position[position])
+        position += 1
+    if len(run) < 2:
+        return unit
+    sentences = tuple(s for u in run for s in u.sentences)
+    return Unit(sentences, unit.passage, unit.rank, start, "bullets")
 
 
 def _continues(marked: list[tuple[str, str]], j: int) -> bool:

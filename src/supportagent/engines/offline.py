@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts, stated_by
-from supportagent.agent.questions import Question, ticket_questions
+from supportagent.agent.questions import Question, asks_explanation, ticket_questions
 from supportagent.domain import (
     Classification,
     Draft,
@@ -31,7 +31,7 @@ from supportagent.domain import (
     Verdict,
 )
 from supportagent.engines.classifier import Classifier
-from supportagent.engines.extract import Unit, evidence_units, split_sentences
+from supportagent.engines.extract import Unit, bullet_run, evidence_units, split_sentences
 from supportagent.engines.offline_check import check_draft, explain_confidence
 from supportagent.engines.scoring import TYPED, Scored, UnitScorer
 
@@ -41,6 +41,8 @@ Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
 #: Most answer units a draft quotes, over all the ticket's questions.
 MAX_UNITS = 5
+#: A second unit of the best unit's article is quoted too when it scores within this of it.
+CLOSE_MARGIN = 0.1
 #: A procedure's lead sentence is quoted when it scores within this of the procedure.
 LEAD_MARGIN = 0.1
 
@@ -115,8 +117,9 @@ def _choose(
     questions: Sequence[Question], scorer: UnitScorer
 ) -> tuple[list[Scored], list[Scored | None], list[Question]]:
     """The units to quote: the best for each question (and a second one when the best lacks
-    the asked-for thing and the second has it); each question's answer (None: unanswered);
-    the questions nothing answers."""
+    the asked-for thing and the second has it, or when the second is a near-equal of the same
+    article), a procedure's lead, an explanation's bullets whole, what a quoted "the X" is;
+    each question's answer (None: unanswered); the questions nothing answers."""
     chosen: list[Scored] = []
     answers: list[Scored | None] = []
     unanswered: list[Question] = []
@@ -138,21 +141,20 @@ def _choose(
                 unanswered.append(question)
                 answers[-1] = None
                 continue
+        if asks_explanation(question) and best.unit.shape == "item":
+            # "How does X work?" and a section of bullets about X: the bullets, whole.
+            picks = [replace(best, unit=bullet_run(best.unit, scorer.units))]
         elif best.unit.procedure:
-            # The sentence that says what the procedure is for, from the same article.
-            lead = next(
-                (
-                    s
-                    for s in ranked[1:6]
-                    if not s.unit.procedure
-                    and s.unit.passage.doc_id == best.unit.passage.doc_id
-                    and s.score >= best.score - LEAD_MARGIN
-                ),
-                None,
-            )
+            lead = _procedure_lead(best, ranked)
             if lead is not None:
                 picks.insert(0, lead)
-        for pick in picks:
+        else:
+            close = _close_second(index, best, ranked, picks, scorer)
+            if close is not None:
+                picks.append(close)
+        # "If uptime falls below the commitment, ...": and what the commitment is on their plan.
+        before = [a for p in picks if (a := scorer.antecedent(p)) is not None]
+        for pick in [*before, *picks]:
             twin = scorer.article_twin(pick)  # an article over a resolved ticket saying the same
             if twin is not None and twin.typed >= pick.typed:
                 pick = twin
@@ -162,10 +164,62 @@ def _choose(
     return chosen, answers, unanswered
 
 
+def _procedure_lead(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
+    """The sentence that says what the procedure ``best`` is for, from the same article."""
+    return next(
+        (
+            s
+            for s in ranked[1:6]
+            if not s.unit.procedure
+            and s.unit.passage.doc_id == best.unit.passage.doc_id
+            and s.score >= best.score - LEAD_MARGIN
+        ),
+        None,
+    )
+
+
+def _close_second(
+    index: int, best: Scored, ranked: Sequence[Scored], picks: Sequence[Scored], scorer: UnitScorer
+) -> Scored | None:
+    """A unit of the best one's article that answers question ``index`` nearly as well.
+
+    The drafter cannot tell which of the two the customer needs ("up to 100 MB in the web
+    app", "up to 25 MB from the mobile app"), the reviewer can, so both are quoted. Not one
+    that brings in a name the ticket does not use when the best gives one it does ("iOS 16"
+    for "which Android version?", "the Developer plan" for "we're on Growth"), nor one without
+    the minimum or maximum asked for.
+    """
+    typed_question = scorer.questions[index].kind in TYPED
+    anchored = bool(scorer.names(best.unit)[0])
+    qualified = scorer.qualifies(index, best.unit)
+    return next(
+        (
+            s
+            for s in ranked[1:4]
+            if s.answers
+            and s.unit.passage.doc_id == best.unit.passage.doc_id
+            and s.score >= best.score - CLOSE_MARGIN
+            and (s.typed or not typed_question)
+            and s not in picks
+            and not (anchored and scorer.names(s.unit)[1])
+            and (scorer.qualifies(index, s.unit) or not qualified)
+        ),
+        None,
+    )
+
+
 def _distinct(a: Unit, b: Unit) -> bool:
-    """False for the same unit, or two units saying the same (an article and a resolved ticket)."""
-    if a.text == b.text:
+    """False for the same unit, one inside the other, or two units of different passages
+    saying the same (an article and a resolved ticket). Two sentences of one passage worded
+    alike say different things ("up to 100 MB in the web app", "up to 25 MB from the phone")."""
+    if (
+        a.text == b.text
+        or set(a.sentences) <= set(b.sentences)
+        or set(b.sentences) <= set(a.sentences)
+    ):
         return False
+    if a.passage_id == b.passage_id:
+        return True
     wa, wb = set(a.text.lower().split()), set(b.text.lower().split())
     return len(wa & wb) / max(len(wa | wb), 1) <= 0.6
 

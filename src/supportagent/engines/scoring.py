@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from supportagent.agent.questions import AnswerKind, Question, has_answer
+from supportagent.agent.questions import AnswerKind, Question, has_answer, ticket_prose
 from supportagent.domain import Hit, Ticket
 from supportagent.engines.extract import Unit
 from supportagent.retrieval.text import tokenize
@@ -45,6 +45,10 @@ TYPED = frozenset(
         AnswerKind.LOCATION,
     }
 )
+#: How much a word of the unit's section heading counts against one of the unit itself.
+HEADING_TERMS = 0.5
+#: How much a word of the subject or the sentence before weighs against the question's own.
+LEAD_TERMS = 0.5
 #: Cosine of two units' embeddings (or word overlap + 0.3) above which they say the same.
 TWIN_SIMILARITY = 0.8
 _MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
@@ -53,6 +57,13 @@ _MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b",
 _MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
 #: NAME questions whose focus any name answers.
 _ANY_NAME = frozenset({"", "name", "command", "code"})
+_DEFINITE = re.compile(r"\bthe ([a-z]{5,})\b(?! of\b)")
+_DIGIT = re.compile(r"\d")
+_NAME = re.compile(r"(?<=[a-z,;:*] )[A-Z][\w-]*|\b[a-z]+[A-Z][\w-]*|`[^`]+`")
+_QUESTION_SUBJECT = re.compile(
+    r"\?\s*$|^(?:how|what|what's|which|where|when|why|who|is|are|can|could|do|does|will|should)\b",
+    re.I,
+)
 _VAGUE = re.compile(r"\b(?:this|that|it|these|those|one)\b", re.I)
 
 
@@ -79,13 +90,25 @@ class UnitScorer:
         self.questions = list(questions)
         self.units = list(units)
         self.subject = ticket.subject.strip()
+        self._framed = _framed_by_subject(self.subject, self.questions)
+        self._ticket_text = ticket_prose(ticket).casefold()
         weights = _rarity([h.passage.text for h in evidence])
-        self._terms = [_weights(self._query(q), weights) for q in self.questions]
+        self._terms = [_weights(q.text, weights, self._lead(q)) for q in self.questions]
         self._unit_terms = [set(tokenize(u.text)) for u in self.units]
+        # A sentence is read under its section's heading, which often names what the sentence
+        # leaves unsaid ("Security keys ... protect you" under "How we protect you from
+        # phishing"); those words count HEADING_TERMS as much as the sentence's own.
+        self._heading_terms = [
+            set(tokenize(" ".join(u.passage.heading_path))) - own
+            for u, own in zip(self.units, self._unit_terms, strict=True)
+        ]
         self._dense: npt.NDArray[np.float32] | None = None
         self._unit_vectors: npt.NDArray[np.float32] | None = None
         if embed is not None and self.units:
+            # Each question twice: alone, and with what it leans on (the same text when it
+            # leans on nothing); the better of the two counts, except for a vague question.
             texts = [self._query(q) for q in self.questions]
+            texts += [q.text for q in self.questions]
             texts += [u.text for u in self.units]
             texts += [u.sentences[0] for u in self.units if u.procedure]
             # A resolved ticket's own question, for how alike the two customers' questions are.
@@ -96,37 +119,72 @@ class UnitScorer:
             vectors = vectors / np.maximum(norms, 1e-12)
             n_q, n_u = len(self.questions), len(self.units)
             n_p = sum(1 for u in self.units if u.procedure)
-            q_vecs, u_vecs = vectors[:n_q], vectors[n_q : n_q + n_u]
-            dense = q_vecs @ u_vecs.T
+            q_vecs, alone = vectors[:n_q], vectors[n_q : 2 * n_q]
+            vectors = np.concatenate([vectors[:n_q], vectors[2 * n_q :]])
+            u_vecs = vectors[n_q : n_q + n_u]
+            clear = [k for k, q in enumerate(self.questions) if not _VAGUE.search(q.text)]
+
+            def similarity(other: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+                """Each question against ``other``: the better of alone and after its lead."""
+                out: npt.NDArray[np.float32] = q_vecs @ other.T
+                if clear:
+                    out[clear] = np.maximum(out[clear], alone[clear] @ other.T)
+                return out
+
+            dense = similarity(u_vecs)
             # A procedure is judged by its whole and by the sentence that introduces it.
             leads = vectors[n_q + n_u : n_q + n_u + n_p]
             columns = [k for k, u in enumerate(self.units) if u.procedure]
             if columns:
-                dense[:, columns] = np.maximum(dense[:, columns], q_vecs @ leads.T)
+                dense[:, columns] = np.maximum(dense[:, columns], similarity(leads))
             # A sentence from the answer to a question much like this one answers it too
             # ("why did one emoji double the bill?" for "why does a smiley cost more?").
             row = {pid: n_q + n_u + n_p + i for i, (pid, _) in enumerate(asked)}
             for k, unit in enumerate(self.units):
                 if unit.passage.id in row:
-                    alike = q_vecs @ vectors[row[unit.passage.id]]
+                    alike = similarity(vectors[row[unit.passage.id]][None, :])[:, 0]
                     dense[:, k] = np.maximum(dense[:, k], (dense[:, k] + alike) / 2)
             self._dense = dense
             self._unit_vectors = u_vecs
 
-    def _query(self, question: Question) -> str:
-        """The question, with the subject when the question alone is vague ("Is it safe?")."""
+    def _lead(self, question: Question) -> str:
+        """What a question leans on: the subject ("Trial before we buy" for "do I need a card
+        up front?"), and for a vague one the sentence before it too ("Is that possible?"). A
+        clear question does without the sentence before it, which is often about something
+        else ("Thinking of trying Brightwrench for my crew. How long is the trial?")."""
         text = question.text
-        if not (len(text.split()) <= 8 or _VAGUE.search(text)):
-            return text
-        lead = [p for p in (self.subject, question.context) if p and p.lower() not in text.lower()]
-        return " ".join([*lead, text])
+        subject = self.subject if self._framed[self.questions.index(question)] else ""
+        parts = (subject, question.context) if _VAGUE.search(text) else (subject,)
+        return " ".join(p for p in parts if p and p.lower() not in text.lower())
+
+    def _query(self, question: Question) -> str:
+        """The question, after what it leans on."""
+        return " ".join(p for p in (self._lead(question), question.text) if p)
 
     def lexical(self, q: int, u: int) -> float:
         weights = self._terms[q]
         total = sum(weights.values())
         if total <= 0:
             return 0.0
-        return sum(w for t, w in weights.items() if t in self._unit_terms[u]) / total
+        own, heading = self._unit_terms[u], self._heading_terms[u]
+        found = sum(w for t, w in weights.items() if t in own)
+        found += HEADING_TERMS * sum(w for t, w in weights.items() if t in heading)
+        return found / total
+
+    def names(self, unit: Unit) -> tuple[frozenset[str], frozenset[str]]:
+        """The names ``unit`` gives (capitalised inside a sentence, "iOS", or code): those the
+        ticket also uses, and those it does not."""
+        found = {name.strip("`").casefold() for name in _NAME.findall(unit.text)}
+        used = frozenset(n for n in found if n in self._ticket_text)
+        return used, frozenset(found - used)
+
+    def qualifies(self, q: int, unit: Unit) -> bool:
+        """False when question ``q`` asks for a minimum or a maximum and ``unit`` gives none."""
+        text = self.questions[q].text
+        return all(
+            says.search(unit.text) or not asks.search(text)
+            for asks, says in ((_MINIMUM_Q, _MINIMUM_A), (_MAXIMUM_Q, _MAXIMUM_A))
+        )
 
     def dense(self, q: int, u: int) -> float | None:
         return None if self._dense is None else float(self._dense[q, u])
@@ -178,9 +236,46 @@ class UnitScorer:
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
 
+    def antecedent(self, scored: Scored) -> Scored | None:
+        """The sentence of the same article that says what ``scored`` refers to as "the X"
+        ("below the commitment") for this customer: it has the word X, a number, and a name
+        the ticket uses that ``scored`` does not ("On the Business plan, we commit to 99.9%"
+        for "We're on Business"); None when there is no such reference or sentence."""
+        unit = scored.unit
+        # Words of one family share their first six letters ("commitment", "commit").
+        wanted = {
+            word[:6] for word in _DEFINITE.findall(unit.text) if word[:6] not in self._ticket_text
+        }
+        if not wanted:
+            return None
+        known = self.names(unit)[0]
+        for k, other in enumerate(self.units):
+            if (
+                other is unit
+                or other.passage.doc_id != unit.passage.doc_id
+                or not wanted & {t[:6] for t in self._unit_terms[k] if len(t) >= 5}
+                or not _DIGIT.search(other.text)
+                or not self.names(other)[0] - known
+            ):
+                continue
+            return self.score(scored.question, k)
+        return None
+
     def ranked(self, q: int) -> list[Scored]:
         scored = [self.score(q, u) for u in range(len(self.units))]
         return sorted(scored, key=lambda s: (-s.score, s.unit.rank, s.unit.position))
+
+
+def _framed_by_subject(subject: str, questions: Sequence[Question]) -> list[bool]:
+    """Which questions the subject speaks for. A topic ("Trial before we buy") frames every
+    question; a subject that is itself a question ("How long are keys stored?") restates one
+    of them, the one it shares most words with, and says nothing about the others."""
+    if len(questions) < 2 or not _QUESTION_SUBJECT.search(subject):
+        return [True] * len(questions)
+    words = set(tokenize(subject))
+    shared = [len(words & set(tokenize(q.text))) for q in questions]
+    best = shared.index(max(shared))
+    return [k == best for k in range(len(questions))]
 
 
 def _rarity(texts: Sequence[str]) -> dict[str, float]:
@@ -194,8 +289,14 @@ def _rarity(texts: Sequence[str]) -> dict[str, float]:
     return {t: math.log(1 + (n + 1) / (c + 0.5)) for t, c in counts.items()}
 
 
-def _weights(text: str, rarity: dict[str, float]) -> dict[str, float]:
+def _weights(text: str, rarity: dict[str, float], lead: str = "") -> dict[str, float]:
     """The question's terms weighted by rarity; a term no passage uses weighs most, so that
-    a question about something the evidence never mentions matches it poorly."""
+    a question about something the evidence never mentions matches it poorly. Terms only
+    the ``lead`` (the subject, the sentence before) has weigh ``LEAD_TERMS`` as much: the
+    question's own words say what is asked ("expire" in "do the ones we buy expire?")."""
     top = max(rarity.values(), default=1.0)
-    return {t: rarity.get(t, top) for t in set(tokenize(text))}
+    own = set(tokenize(text))
+    weights = {t: rarity.get(t, top) for t in own}
+    for term in set(tokenize(lead)) - own:
+        weights[term] = LEAD_TERMS * rarity.get(term, top)
+    return weights
