@@ -171,8 +171,10 @@ class SafetyScreen:
     """The gate in front of every ticket: the rule table, then the semantic detector.
 
     Both run: a rule may have caught a legal threat in a ticket whose other sentence says the
-    writer may harm themselves, and the more urgent risk must decide. Only a rule of the most
-    urgent category (self-harm) leaves the semantic detector out, as nothing can outrank it.
+    writer may harm themselves, and that must decide. A rule's category stands against any
+    other category the detector finds (a "legal proceedings" rule is not outranked by a
+    sentence that merely reads like a security exemplar); only self-harm outranks a rule, and
+    a self-harm rule leaves the semantic detector out, as nothing can outrank it.
     The result says which detector decided and why, in words.
     """
 
@@ -192,7 +194,10 @@ class SafetyScreen:
         finding = self.semantic.detect(ticket) if self.semantic is not None else None
         if finding is None:
             return _explained(ruled)
-        if ruled.auto_escalate and _urgency(ruled.category) <= _urgency(finding.category):
+        if ruled.auto_escalate and finding.category != URGENCY[0]:
+            # A rule's category is precise where the detector's is a nearest exemplar: the
+            # detector overrules a rule only to say the writer may be at risk of self-harm,
+            # the one mislabel that could cost a life.
             return _explained(ruled)
         return semantic_result(finding, self.rules)
 
