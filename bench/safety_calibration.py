@@ -75,11 +75,14 @@ ORDINARY_BUDGET = {
     "payment_fraud": 0.01,
     "legal_threat": 0.005,
 }
+#: The issue allows at most 1 look-alike in 10 escalated for a risk, by every detector
+#: together (rules, this one, the classifier's money and account decisions): the semantic
+#: detector's four categories share 0.07 of it, self-harm the most (a miss there costs most).
 HARD_BUDGET = {
-    "self_harm_risk": 0.04,
-    "security_incident": 0.03,
-    "payment_fraud": 0.03,
-    "legal_threat": 0.02,
+    "self_harm_risk": 0.03,
+    "security_incident": 0.015,
+    "payment_fraud": 0.015,
+    "legal_threat": 0.01,
 }
 THRESHOLDS_PATH = Path(__file__).resolve().parents[1] / (
     "src/supportagent/agent/safety_semantic.toml"

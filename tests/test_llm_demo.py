@@ -57,12 +57,18 @@ def test_every_demo_ticket_is_staged_with_the_right_bucket(
     assert {r.engine for r in staged} == {"llm"}
     accuracy = bucket_accuracy({r.ticket.id: r.bucket for r in staged}, LABELS)
     # The stub classifies every ticket right; the only misses allowed are where the offline
-    # floor turned the model's "answerable" into a person's job, and never the other way.
+    # floor turned the model's "answerable" into a person's job (the safety gate before any
+    # model call, or the classifier's backstop after it), and never the other way.
     assert accuracy.value >= 0.95, accuracy.misses
     for ticket_id, expected, got in accuracy.misses:
         assert (expected, got) == ("answerable", "needs_human"), ticket_id
-        (classify,) = [e for e in store.trace(ticket_id) if e["stage"] == "classify"]
-        assert classify["detail"]["decided_by"] == "rules over llm", ticket_id
+        trace = store.trace(ticket_id)
+        classify = [e for e in trace if e["stage"] == "classify"]
+        if classify:
+            assert classify[0]["detail"]["decided_by"] == "rules over llm", ticket_id
+        else:
+            (safety,) = [e for e in trace if e["stage"] == "safety"]
+            assert safety["detail"]["auto_escalate"], ticket_id
     assert len(store.staged(Status.PENDING_REVIEW)) >= 15
 
 
