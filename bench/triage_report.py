@@ -1,6 +1,7 @@
 """Safety and triage on every triage set found, tune and test halves side by side.
 
     SUPPORTAGENT_EVAL_DATA=/path/to/fetched/sets python bench/triage_report.py [--json OUT]
+        [--half tune|test] [--sets NAME ...]
 
 The same decision as the pipeline (the safety screen with its semantic detector, then the
 offline classifier) on each set's halves: our own sets by their `split` field, public sets by
@@ -59,14 +60,16 @@ def summary(report: TriageReport, name: str) -> dict[str, float | int | None]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--half", choices=("tune", "test"), help="only this half (default both)")
+    parser.add_argument("--sets", nargs="+", metavar="NAME", help="only these sets")
     args = parser.parse_args()
     screen, classifier = default_screen(), Classifier()
     table: dict[str, dict[str, dict]] = {}
     for dataset in find_datasets():
-        if dataset.kind != "triage":
+        if dataset.kind != "triage" or (args.sets and dataset.name not in args.sets):
             continue
         for half, rows in halves(dataset.name, dataset.ours, dataset.path).items():
-            if not rows:
+            if not rows or (args.half and half != args.half):
                 continue
             report = evaluate_triage(
                 rows, screen, classifier.classify, dataset=dataset.name, engine="offline"

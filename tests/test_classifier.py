@@ -290,6 +290,11 @@ def test_custom_rule_file(tmp_path: Path) -> None:
             'unless_question = 1\npatterns = ["a"]\n',
             "'unless_question' must be true or false",
         ),
+        (
+            '[[rule]]\nname = "x"\nreason_code = "feedback"\n'
+            'max_words = "short"\npatterns = ["a"]\n',
+            "'max_words' must be a whole number",
+        ),
     ],
 )
 def test_bad_rule_file_is_a_clear_error(tmp_path: Path, text: str, expected: str) -> None:
@@ -299,3 +304,14 @@ def test_bad_rule_file_is_a_clear_error(tmp_path: Path, text: str, expected: str
         load_classifier_rules(path)
     assert str(path) in str(caught.value)
     assert expected in str(caught.value)
+
+
+def test_a_long_issue_that_signs_off_with_thanks_is_not_feedback() -> None:
+    long = (
+        "Upload stops at 99 percent. I pick a file of about 40 MB in the web app, the bar climbs "
+        "to 99 percent and stays there; the file never shows in the list, with Firefox and "
+        "Chrome alike, on two networks, since Monday. Smaller files go through. Thanks"
+    )
+    assert classify(long).reason_code != "feedback"
+    short = classify("Thanks, that fixed it.")
+    assert short.reason_code == "feedback"

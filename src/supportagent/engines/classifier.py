@@ -83,6 +83,9 @@ class ClassifierRule:
     patterns: tuple[re.Pattern[str], ...]
     unless_question: bool = False
     skip_conditional: bool = False
+    #: The rule applies only to a ticket of at most this many words of prose (0: any length):
+    #: a ticket made of sentiment alone is short; a long issue that ends "Thanks!" is not.
+    max_words: int = 0
     examples: tuple[str, ...] = ()
     not_examples: tuple[str, ...] = ()
 
@@ -92,6 +95,8 @@ class ClassifierRule:
 
     def find(self, text: str) -> re.Match[str] | None:
         if self.unless_question and _asks_question(text):
+            return None
+        if self.max_words and len(text.split()) > self.max_words:
             return None
         skip = (lambda start: _in_hypothetical(text, start)) if self.skip_conditional else None
         return first_match(self.patterns, text, skip)
@@ -302,8 +307,17 @@ def _parse_rule(raw: Any, where: str) -> ClassifierRule:
     for key, value in flags.items():
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")
+    max_words = entry.get("max_words", 0)
+    if not isinstance(max_words, int) or isinstance(max_words, bool) or max_words < 0:
+        raise ValueError(f"{where}: field 'max_words' must be a whole number, 0 or more")
     compiled = compile_patterns(entry, where)
     examples, not_examples = rule_examples(entry, where)
     return ClassifierRule(
-        name, str(code), compiled, **flags, examples=examples, not_examples=not_examples
+        name,
+        str(code),
+        compiled,
+        **flags,
+        max_words=max_words,
+        examples=examples,
+        not_examples=not_examples,
     )

@@ -2,8 +2,8 @@
 
 Our own sets ship in the repository's ``eval/`` folder (each with its ``tune`` and ``test``
 halves); public sets converted for us live in ``../shared/eval`` and, for sets a developer
-fetched, in a folder named by ``SUPPORTAGENT_EVAL_DATA``. Nothing here is needed to install or
-test the project: a missing folder is simply skipped.
+fetched, in the folders named by ``SUPPORTAGENT_EVAL_DATA`` (separated like ``PATH``). Nothing
+here is needed to install or test the project: a missing folder is simply skipped.
 """
 
 from __future__ import annotations
@@ -38,10 +38,14 @@ def repo_root() -> Path:
 
 def search_roots() -> list[Path]:
     roots = [repo_root() / "eval", repo_root().parent / "shared" / "eval"]
-    extra = os.environ.get("SUPPORTAGENT_EVAL_DATA")
-    if extra:
-        roots.append(Path(extra))
-    return roots
+    # Several folders may be named, separated like PATH (a worktree has no ../shared/eval).
+    extra = os.environ.get("SUPPORTAGENT_EVAL_DATA", "")
+    roots.extend(Path(part) for part in extra.split(os.pathsep) if part)
+    # The same folder named twice is read once (its sets would count twice in training).
+    unique: dict[Path, Path] = {}
+    for root in roots:
+        unique.setdefault(root.resolve(), root)
+    return list(unique.values())
 
 
 def find_datasets() -> list[Dataset]:
