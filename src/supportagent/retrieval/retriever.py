@@ -38,6 +38,7 @@ from supportagent.retrieval.history import (
     build_history,
     linked_questions,
 )
+from supportagent.retrieval.ivf import IVFIndex
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
@@ -91,6 +92,9 @@ class _Snapshot:
     kinds: np.ndarray
     dense: Vectors | None
     history: HistoryIndex | None = None
+    #: Approximate dense search over the mapped rows (large corpora only, see ``ivf.py``);
+    #: rows appended since it was built are scored exactly.
+    ivf: IVFIndex | None = None
     #: Kind masks already computed for this snapshot (it never changes, so neither do they).
     masks: dict[frozenset[DocKind], Mask] = field(default_factory=dict)
 
@@ -253,8 +257,15 @@ class HybridRetriever:
                 start = end
         by_id = {p.id: i for i, p in enumerate(passages)}
         history = self._history(list(self._prepared.values()), passages, dense)
+        approximate = loaded.ivf if dense is not None else None
         return _Snapshot(
-            passages, by_id, dict(loaded.indexes), _kind_codes(passages), dense, history
+            passages,
+            by_id,
+            dict(loaded.indexes),
+            _kind_codes(passages),
+            dense,
+            history,
+            ivf=approximate,
         )
 
     # --- reading -------------------------------------------------------------------------
@@ -390,19 +401,32 @@ class HybridRetriever:
         for signal in signals:
             if signal == "dense":
                 if snapshot.dense is not None and len(snapshot.dense):
-                    raw[signal] = snapshot.dense @ self._query_vector(query)
+                    vector = self._query_vector(query)
+                    if snapshot.ivf is not None:
+                        size = len(snapshot.passages)
+                        raw[signal] = snapshot.ivf.scores(vector, size, snapshot.dense)
+                    else:
+                        raw[signal] = snapshot.dense @ vector
             elif signal == "history":
                 if snapshot.history is not None and len(snapshot.history):
                     vector = self._query_vector(query)
                     history = snapshot.history.scores(vector, len(snapshot.passages), exclude)
-                    dense = raw.get("dense")
-                    if dense is None and snapshot.dense is not None:
-                        dense = snapshot.dense @ vector
                     # What a linked question adds beyond the passage's own similarity: a
                     # passage is not lifted just for having history, only where the query is
                     # closer to a customer's wording than to the passage's.
-                    if dense is not None:
-                        history = np.clip(history - dense, 0.0, None).astype(np.float32)
+                    if snapshot.ivf is not None and snapshot.dense is not None:
+                        # The approximate dense scores are 0 outside the probed lists: take
+                        # the exact similarity of the passages that have history instead.
+                        scored, lifted = history, np.flatnonzero(history > 0)
+                        own = snapshot.dense[lifted] @ vector
+                        history = np.zeros(len(scored), dtype=np.float32)
+                        history[lifted] = np.clip(scored[lifted] - own, 0.0, None)
+                    else:
+                        dense = raw.get("dense")
+                        if dense is None and snapshot.dense is not None:
+                            dense = snapshot.dense @ vector
+                        if dense is not None:
+                            history = np.clip(history - dense, 0.0, None).astype(np.float32)
                     raw[signal] = history
             else:
                 raw[signal] = snapshot.indexes[signal].scores(tokens)
@@ -586,7 +610,7 @@ class HybridRetriever:
         history = snapshot.history
         if linked_questions([fresh.document]) or history is None:
             history = self._history(list(everything), passages, dense)
-        return _Snapshot(passages, by_id, indexes, kinds, dense, history)
+        return _Snapshot(passages, by_id, indexes, kinds, dense, history, ivf=snapshot.ivf)
 
     def _history(
         self, docs: Sequence[_Prepared], passages: Sequence[Passage], dense: Vectors | None
