@@ -505,6 +505,26 @@ def test_a_repeated_query_reuses_its_scores_until_the_index_changes() -> None:
     assert retriever.search(query, k=1)[0].id == "KB-HOOK#signing"  # not the old scores
 
 
+def test_kept_scores_are_bounded_in_bytes_and_the_last_query_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import supportagent.retrieval.retriever as module
+
+    retriever = HybridRetriever(corpus())
+    queries = ["webhook signing secret", "forgot password", "refund", "invoice"]
+    for query in queries:
+        retriever.search(query)
+    assert len(retriever._recent) == len(queries)  # a small corpus keeps several
+    one = sum(a.nbytes for a in next(iter(retriever._recent.values()))[1].values())
+    monkeypatch.setattr(module, "_RECENT_BYTES", one)  # room for one query's arrays only
+    expected = HybridRetriever(corpus()).search("password link", kinds={DocKind.KB})
+    for query in ["webhook retries", "card declined", "password link"]:  # not seen yet
+        retriever.search(query)
+    assert [key[0] for key in retriever._recent] == ["password link"]
+    assert retriever.search("password link", kinds={DocKind.KB}) == expected  # reused, the same
+    assert [key[0] for key in retriever._recent] == ["password link"]
+
+
 def test_add_replaces_a_document_with_the_same_id(retriever: HybridRetriever) -> None:
     assert retriever.search("forgot password", k=1)[0].id == "KB-PASS#reset-link"
     retriever.add(

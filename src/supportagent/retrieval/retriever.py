@@ -56,8 +56,12 @@ LEXICAL = ("body", "title")
 Scores = Mapping[str, np.ndarray]
 
 _QUERY_CACHE = 512
-#: How many queries' raw scores are kept (read-only arrays, one per signal).
+#: How many queries' raw scores are kept (read-only arrays, one per signal), and at most how
+#: many bytes of them beyond the latest query's: each array spans the corpus (4 MB a signal at
+#: 1M passages), so a large corpus keeps only the last query's, which is the one the agent
+#: searches again (articles, then resolved tickets).
 _RECENT_SCORES = 8
+_RECENT_BYTES = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,8 +389,12 @@ class HybridRetriever:
             scores.setflags(write=False)  # shared by the searches that hit this entry
         with self._lock:
             self._recent[key] = (snapshot, raw)
-            while len(self._recent) > _RECENT_SCORES:
-                self._recent.popitem(last=False)
+            kept = sum(a.nbytes for _, scores in self._recent.values() for a in scores.values())
+            while len(self._recent) > 1 and (
+                len(self._recent) > _RECENT_SCORES or kept > _RECENT_BYTES
+            ):
+                _, (_, dropped) = self._recent.popitem(last=False)
+                kept -= sum(a.nbytes for a in dropped.values())
         return raw
 
     def _score(
