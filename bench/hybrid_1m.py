@@ -191,11 +191,26 @@ def memory() -> dict[str, float]:
     }
 
 
+def print_private_by_mapping() -> None:
+    """The mappings with the most private memory (MiB), on stderr."""
+    totals: dict[str, float] = {}
+    name = ""
+    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            parts = line.split()
+            if parts and "-" in parts[0] and not parts[0].endswith(":"):
+                name = parts[5] if len(parts) > 5 else "[anonymous]"
+            elif parts and parts[0] in ("Private_Clean:", "Private_Dirty:"):
+                totals[name] = totals.get(name, 0.0) + int(parts[1]) / 1024
+    for mapping, mib in sorted(totals.items(), key=lambda item: -item[1])[:8]:
+        print(f"private {mib:8.1f} MiB  {mapping}", file=sys.stderr)
+
+
 def load(name: Path) -> np.ndarray:
     return np.load(name, mmap_mode="r", allow_pickle=False)
 
 
-def child(folder: Path, n_queries: int) -> None:
+def child(folder: Path, n_queries: int, profile: bool = False) -> None:
     before = memory()
     t0, c0 = time.perf_counter(), time.process_time()
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
@@ -227,6 +242,16 @@ def child(folder: Path, n_queries: int) -> None:
     opened, opened_cpu = time.perf_counter() - t0, time.process_time() - c0
     for query in queries:  # the query vectors are not what is timed: fetch them first
         retriever._query_vector(query)
+    if profile:  # where one worker's search time goes, on stderr
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for query in queries:
+            retriever.search(query, k=10)
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(14)
     walls, cpus, top = [], [], []
     for query in queries:
         t1, c1 = time.perf_counter(), time.process_time()
@@ -237,6 +262,8 @@ def child(folder: Path, n_queries: int) -> None:
     print("ready", flush=True)
     sys.stdin.readline()
     after = memory()
+    if profile:
+        print_private_by_mapping()
     result = {
         "open_s": opened,
         "open_cpu_s": opened_cpu,
@@ -251,9 +278,11 @@ def child(folder: Path, n_queries: int) -> None:
     print(json.dumps(result), flush=True)
 
 
-def gather(folder: Path, workers: int, n_queries: int) -> list[dict[str, Any]]:
+def gather(
+    folder: Path, workers: int, n_queries: int, profile: bool = False
+) -> list[dict[str, Any]]:
     argv = [sys.executable, __file__, "--child", "--folder", str(folder)]
-    argv += ["--queries", str(n_queries)]
+    argv += ["--queries", str(n_queries)] + (["--profile"] if profile else [])
     procs = [
         subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         for _ in range(workers)
@@ -295,9 +324,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--folder", default="/tmp")
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="cProfile the first worker")
     args = parser.parse_args()
     if args.child:
-        child(Path(args.folder), args.queries)
+        child(Path(args.folder), args.queries, args.profile)
         return
     check_postings()
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
@@ -315,7 +345,7 @@ def main() -> None:
         )
         print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for n in (int(w) for w in args.workers.split(",")):
-            for i, r in enumerate(gather(folder, n, args.queries), start=1):
+            for i, r in enumerate(gather(folder, n, args.queries, args.profile), start=1):
                 print(
                     f"| {n} | {i} | {r['open_s']:.2f} ({r['open_cpu_s']:.2f}) | "
                     f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['cpu_p50_ms']:.1f} | "
