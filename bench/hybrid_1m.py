@@ -46,7 +46,8 @@ from dense_ivf import queries as query_vectors
 from retrieval import SEED, VOCABULARY, words
 
 from supportagent.domain import DocKind, Passage
-from supportagent.retrieval import ivf
+from supportagent.retrieval import ivf, ondisk
+from supportagent.retrieval.dense import file_sha256
 from supportagent.retrieval.bm25 import K1, B, BM25Index
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever, _Snapshot
@@ -335,6 +336,12 @@ def main() -> None:
     try:
         meta = write(folder, args.size, args.queries)
         files = sum(p.stat().st_size for p in folder.glob("*.npy")) / 2**20
+        for name, digest in (("sample", ondisk.sample_sha256), ("full", file_sha256)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            for path in sorted(folder.glob("*.npy")):
+                digest(path)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            print(f"checking every file, {name} digest: {wall:.2f} s wall, {cpu:.2f} s CPU")
         print(
             f"{args.size:,} passages: files written in {meta['build_s']:.0f} s wall, "
             f"{meta['build_cpu_s']:.0f} s CPU; {files:,.0f} MiB of .npy files"

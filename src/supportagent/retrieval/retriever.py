@@ -469,7 +469,11 @@ class HybridRetriever:
             values = scores[positions]
             if values.size:  # only passages above the lowest hit can outrank a hit
                 pool = pool[pool > values.min()]
-            ranks[signal] = 1 + (pool[:, None] > values[None, :]).sum(axis=0)
+            # One pass over the pool per hit: a (pool x hits) matrix summed down its columns
+            # cost tens of ms at 1M passages.
+            ranks[signal] = 1 + np.array(
+                [np.count_nonzero(pool > value) for value in values.tolist()], dtype=np.int64
+            )
         hits: list[Hit] = []
         for rank, (position, score) in enumerate(found, start=1):
             explained: dict[str, SignalScore] = {}
