@@ -47,8 +47,8 @@ from retrieval import SEED, VOCABULARY, words
 
 from supportagent.domain import DocKind, Passage
 from supportagent.retrieval import ivf, ondisk
-from supportagent.retrieval.dense import file_sha256
 from supportagent.retrieval.bm25 import K1, B, BM25Index
+from supportagent.retrieval.dense import file_sha256
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever, _Snapshot
 from supportagent.retrieval.text import tokenize
