@@ -16,6 +16,11 @@ passage, titles ``ticket <i>`` plus the first 60 characters, as ``bench/workers.
 * the passage texts as one UTF-8 blob with int64 offsets (what the retriever does not do yet:
   it keeps ``Passage`` objects; here one is built only for each hit).
 
+``MALLOC_MMAP_THRESHOLD_=1048576`` in the environment (glibc; the children inherit it) makes
+every array of 1 MiB or more its own mapping, handed back when it is freed: without it glibc
+raises that threshold to the size of the last freed array, and a worker's heap keeps what a
+query's corpus-sized temporaries needed at their peak.
+
 Each worker process maps those files and runs the retriever's own search code (``_score``
 and ``_fuse_weighted`` of ``HybridRetriever``, weighted fusion with the default fixed weights)
 on a snapshot made of the mapped arrays. Private memory is ``Private_Clean + Private_Dirty``
