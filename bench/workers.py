@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -141,6 +142,13 @@ def gather(children: list[subprocess.Popen[str]]) -> list[dict[str, float | str]
 
 def bench_size(size: int, workers: int, n_queries: int) -> None:
     folder = tempfile.mkdtemp(prefix="bench-workers-")
+    try:
+        _bench_in(folder, size, workers, n_queries)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bench_in(folder: str, size: int, workers: int, n_queries: int) -> None:
     docs, _ = documents(size)
     passages = sum(len(split_passages(d)) for d in docs)
     start = time.perf_counter()

@@ -203,6 +203,7 @@ def test_a_pickled_array_is_never_loaded(tmp_path: Path) -> None:
     entry = manifest["arrays"][target.stem]
     entry["bytes"] = target.stat().st_size
     entry["sha256"] = file_sha256(target)
+    entry["sample_sha256"] = ondisk.sample_sha256(target)
     (where / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(ondisk.IndexDamaged, match="not a plain numpy array"):
         ondisk.read_generation(tmp_path)
@@ -229,3 +230,53 @@ def test_an_index_folder_that_cannot_be_written_falls_back_to_memory(
     assert retriever.index_status.startswith("in memory (could not write")
     assert "built in memory" in caplog.text
     assert _rankings(retriever) == _rankings(HybridRetriever(docs, embedder=HashingEmbedder()))
+
+
+def _big_generation(folder: Path) -> Path:
+    """A published generation whose one file is far larger than the sampled blocks."""
+    rows = np.arange(400_000, dtype=np.float32).reshape(-1, 4)  # 1.6 MB
+
+    def build(_previous: ondisk.Generation | None) -> tuple[dict[str, object], dict[str, object]]:
+        return {}, {"rows": rows}
+
+    ondisk.publish(folder, "k", build, None)  # type: ignore[arg-type]
+    return _current(folder) / "rows.npy"
+
+
+@pytest.mark.parametrize("where", ["header", "middle block", "end"])
+def test_opening_reads_samples_and_finds_an_edit_in_one(tmp_path: Path, where: str) -> None:
+    target = _big_generation(tmp_path)
+    size = target.stat().st_size
+    offset = {"header": 100, "middle block": 64 * 1024 + (size - 128 * 1024) * 5 // 16, "end": -5}
+    data = bytearray(target.read_bytes())
+    data[offset[where]] ^= 0xFF
+    target.write_bytes(bytes(data))
+    with pytest.raises(ondisk.IndexDamaged, match="sample digest"):
+        ondisk.read_generation(tmp_path)
+    with pytest.raises(ondisk.IndexDamaged, match="sha256"):
+        ondisk.verify(tmp_path)
+
+
+def test_an_edit_between_samples_is_left_to_the_full_check(tmp_path: Path) -> None:
+    target = _big_generation(tmp_path)
+    data = bytearray(target.read_bytes())
+    data[64 * 1024 + 8 * 1024] ^= 0xFF  # past the first 64 KiB, before the first sampled block
+    target.write_bytes(bytes(data))
+    opened = ondisk.read_generation(tmp_path)  # the trade: opening reads only the samples
+    assert opened is not None and opened.arrays["rows"].shape == (100_000, 4)
+    with pytest.raises(ondisk.IndexDamaged, match="does not match its sha256"):
+        ondisk.verify(tmp_path)
+
+
+def test_a_generation_without_sample_digests_is_hashed_whole(tmp_path: Path) -> None:
+    target = _big_generation(tmp_path)
+    manifest_path = target.parent / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    del manifest["arrays"]["rows"]["sample_sha256"]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert ondisk.read_generation(tmp_path) is not None
+    data = bytearray(target.read_bytes())
+    data[64 * 1024 + 8 * 1024] ^= 0xFF
+    target.write_bytes(bytes(data))
+    with pytest.raises(ondisk.IndexDamaged, match="does not match its sha256"):
+        ondisk.read_generation(tmp_path)

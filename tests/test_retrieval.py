@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from embedding_fakes import HashingEmbedder
 from supportagent.domain import DocKind, Document, Passage
 from supportagent.retrieval import retriever as retriever_module
-from supportagent.retrieval.bm25 import MERGE_MIN, BM25Index, bm25_scores
+from supportagent.retrieval.bm25 import MERGE_MIN, BM25Index, bm25_scores, top_k
 from supportagent.retrieval.dense import OnnxMiniLM
 from supportagent.retrieval.fusion import DEFAULT_WEIGHTS, Fusion
 from supportagent.retrieval.passages import slugify, split_passages
@@ -505,6 +505,26 @@ def test_a_repeated_query_reuses_its_scores_until_the_index_changes() -> None:
     assert retriever.search(query, k=1)[0].id == "KB-HOOK#signing"  # not the old scores
 
 
+def test_kept_scores_are_bounded_in_bytes_and_the_last_query_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import supportagent.retrieval.retriever as module
+
+    retriever = HybridRetriever(corpus())
+    queries = ["webhook signing secret", "forgot password", "refund", "invoice"]
+    for query in queries:
+        retriever.search(query)
+    assert len(retriever._recent) == len(queries)  # a small corpus keeps several
+    one = sum(a.nbytes for a in next(iter(retriever._recent.values()))[1].values())
+    monkeypatch.setattr(module, "_RECENT_BYTES", one)  # room for one query's arrays only
+    expected = HybridRetriever(corpus()).search("password link", kinds={DocKind.KB})
+    for query in ["webhook retries", "card declined", "password link"]:  # not seen yet
+        retriever.search(query)
+    assert [key[0] for key in retriever._recent] == ["password link"]
+    assert retriever.search("password link", kinds={DocKind.KB}) == expected  # reused, the same
+    assert [key[0] for key in retriever._recent] == ["password link"]
+
+
 def test_add_replaces_a_document_with_the_same_id(retriever: HybridRetriever) -> None:
     assert retriever.search("forgot password", k=1)[0].id == "KB-PASS#reset-link"
     retriever.add(
@@ -712,3 +732,23 @@ def test_stored_vectors_stay_right_while_the_matrix_grows() -> None:
     for passage in retriever.passages:
         similarity = retriever.similarity(dense_text(passage), [passage.id])
         assert similarity is not None and similarity[0] == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_top_k_of_a_long_array_is_the_sorted_top_with_ties_and_masks(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    # Long enough for the sampled bound; coarse values so that ties are common, zeros and
+    # negatives that must never be returned.
+    scores = np.round(rng.normal(0.0, 1.0, 200_000), 2).astype(np.float32)
+    scores[rng.random(200_000) < 0.3] = 0.0
+    mask = rng.random(200_000) < 0.5
+    for k, m in [(1, None), (10, None), (50, mask), (10, ~mask)]:
+        allowed = np.ones(200_000, dtype=bool) if m is None else m
+        order = sorted(
+            (i for i in range(200_000) if allowed[i] and scores[i] > 0),
+            key=lambda i: (-scores[i], i),
+        )[:k]
+        assert top_k(scores, k, m) == [(i, float(scores[i])) for i in order]
+    few = np.zeros(100_000, dtype=np.float32)
+    few[[5, 70_000, 99_999]] = [0.5, 0.5, 0.25]  # fewer positives than the sample needs
+    assert top_k(few, 10) == [(5, 0.5), (70_000, 0.5), (99_999, 0.25)]

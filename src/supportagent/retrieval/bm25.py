@@ -75,11 +75,16 @@ def idf(n_docs: int, df: int) -> float:
 
 def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tuple[int, float]]:
     """The ``k`` best positive scores as ``(index, score)``, highest first, ties by index."""
+    if k <= 0:
+        return []
     keep = scores > 0
+    floor = _floor(scores, k, mask)
+    if floor is not None:
+        keep &= scores >= floor
     if mask is not None:
         keep &= mask
     candidates = np.flatnonzero(keep)
-    if k <= 0 or candidates.size == 0:
+    if candidates.size == 0:
         return []
     if candidates.size > 4 * k:
         # Only the k best can matter: cut with a partial sort, keeping every tie of the k-th.
@@ -89,6 +94,30 @@ def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tu
     # lexsort orders by the last key first: score descending, then index ascending.
     order = np.lexsort((candidates, -scores[candidates]))[:k]
     return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+
+
+#: Arrays at least this long are cut by a sampled bound first (see ``_floor``).
+_SAMPLED = 1 << 16
+_STRIDE = 16
+
+
+def _floor(scores: npt.NDArray[Any], k: int, mask: Mask | None) -> float | None:
+    """A value no higher than the k-th best positive score, from every 16th score; None for a
+    short array or too few positive samples.
+
+    The k-th best of a subset can only be at or below the k-th best of the whole, so keeping
+    the scores at or above it keeps every one of the k best and all their ties: ``top_k``
+    returns exactly what it would without it, after one pass instead of a partial sort of a
+    million candidates."""
+    if scores.size < _SAMPLED:
+        return None
+    sample = scores[::_STRIDE]
+    if mask is not None:
+        sample = sample[mask[::_STRIDE]]
+    sample = sample[sample > 0]
+    if sample.size < k:
+        return None
+    return float(np.partition(sample, sample.size - k)[sample.size - k])
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import Document, Passage
-from supportagent.retrieval import ondisk
+from supportagent.retrieval import ivf, ondisk
 from supportagent.retrieval.bm25 import BM25Index
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
 from supportagent.retrieval.passages import dense_text, title_text
@@ -41,6 +41,8 @@ class Loaded:
     indexes: Mapping[str, BM25Index]
     dense: Vectors | None
     status: str
+    #: The approximate dense index, kept for corpora of ``ivf.MIN_PASSAGES`` passages or more.
+    ivf: ivf.IVFIndex | None = None
 
 
 def dense_keys(passages: Sequence[Passage]) -> list[bytes]:
@@ -118,6 +120,9 @@ def _build(
         arrays["dense"] = np.vstack([vectors[key] for key in keys]).astype(np.float32)
         arrays["dense_keys"] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _DIGEST)
         meta.update(model_id=embedder.model_id, reused=reused, embedded=len(missing))
+        if len(passages) >= ivf.MIN_PASSAGES:
+            built = ivf.build(arrays["dense"])
+            arrays.update({f"ivf.{name}": array for name, array in built.items()})
     return meta, arrays
 
 
@@ -149,4 +154,6 @@ def _unpack(generation: ondisk.Generation, status: str) -> Loaded:
         }
         numbers = meta[signal]
         indexes[signal] = BM25Index.from_arrays(parts, int(numbers["size"]), numbers["avgdl"])
-    return Loaded(indexes, arrays.get("dense"), status)
+    ivf_parts = {n.split(".", 1)[1]: a for n, a in arrays.items() if n.startswith("ivf.")}
+    approximate = ivf.IVFIndex.from_arrays(ivf_parts) if ivf_parts else None
+    return Loaded(indexes, arrays.get("dense"), status, approximate)

@@ -38,6 +38,7 @@ from supportagent.retrieval.history import (
     build_history,
     linked_questions,
 )
+from supportagent.retrieval.ivf import IVFIndex
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
@@ -55,8 +56,12 @@ LEXICAL = ("body", "title")
 Scores = Mapping[str, np.ndarray]
 
 _QUERY_CACHE = 512
-#: How many queries' raw scores are kept (read-only arrays, one per signal).
+#: How many queries' raw scores are kept (read-only arrays, one per signal), and at most how
+#: many bytes of them beyond the latest query's: each array spans the corpus (4 MB a signal at
+#: 1M passages), so a large corpus keeps only the last query's, which is the one the agent
+#: searches again (articles, then resolved tickets).
 _RECENT_SCORES = 8
+_RECENT_BYTES = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +96,9 @@ class _Snapshot:
     kinds: np.ndarray
     dense: Vectors | None
     history: HistoryIndex | None = None
+    #: Approximate dense search over the mapped rows (large corpora only, see ``ivf.py``);
+    #: rows appended since it was built are scored exactly.
+    ivf: IVFIndex | None = None
     #: Kind masks already computed for this snapshot (it never changes, so neither do they).
     masks: dict[frozenset[DocKind], Mask] = field(default_factory=dict)
 
@@ -253,8 +261,15 @@ class HybridRetriever:
                 start = end
         by_id = {p.id: i for i, p in enumerate(passages)}
         history = self._history(list(self._prepared.values()), passages, dense)
+        approximate = loaded.ivf if dense is not None else None
         return _Snapshot(
-            passages, by_id, dict(loaded.indexes), _kind_codes(passages), dense, history
+            passages,
+            by_id,
+            dict(loaded.indexes),
+            _kind_codes(passages),
+            dense,
+            history,
+            ivf=approximate,
         )
 
     # --- reading -------------------------------------------------------------------------
@@ -374,8 +389,12 @@ class HybridRetriever:
             scores.setflags(write=False)  # shared by the searches that hit this entry
         with self._lock:
             self._recent[key] = (snapshot, raw)
-            while len(self._recent) > _RECENT_SCORES:
-                self._recent.popitem(last=False)
+            kept = sum(a.nbytes for _, scores in self._recent.values() for a in scores.values())
+            while len(self._recent) > 1 and (
+                len(self._recent) > _RECENT_SCORES or kept > _RECENT_BYTES
+            ):
+                _, (_, dropped) = self._recent.popitem(last=False)
+                kept -= sum(a.nbytes for a in dropped.values())
         return raw
 
     def _score(
@@ -390,19 +409,32 @@ class HybridRetriever:
         for signal in signals:
             if signal == "dense":
                 if snapshot.dense is not None and len(snapshot.dense):
-                    raw[signal] = snapshot.dense @ self._query_vector(query)
+                    vector = self._query_vector(query)
+                    if snapshot.ivf is not None:
+                        size = len(snapshot.passages)
+                        raw[signal] = snapshot.ivf.scores(vector, size, snapshot.dense)
+                    else:
+                        raw[signal] = snapshot.dense @ vector
             elif signal == "history":
                 if snapshot.history is not None and len(snapshot.history):
                     vector = self._query_vector(query)
                     history = snapshot.history.scores(vector, len(snapshot.passages), exclude)
-                    dense = raw.get("dense")
-                    if dense is None and snapshot.dense is not None:
-                        dense = snapshot.dense @ vector
                     # What a linked question adds beyond the passage's own similarity: a
                     # passage is not lifted just for having history, only where the query is
                     # closer to a customer's wording than to the passage's.
-                    if dense is not None:
-                        history = np.clip(history - dense, 0.0, None).astype(np.float32)
+                    if snapshot.ivf is not None and snapshot.dense is not None:
+                        # The approximate dense scores are 0 outside the probed lists: take
+                        # the exact similarity of the passages that have history instead.
+                        scored, lifted = history, np.flatnonzero(history > 0)
+                        own = snapshot.dense[lifted] @ vector
+                        history = np.zeros(len(scored), dtype=np.float32)
+                        history[lifted] = np.clip(scored[lifted] - own, 0.0, None)
+                    else:
+                        dense = raw.get("dense")
+                        if dense is None and snapshot.dense is not None:
+                            dense = snapshot.dense @ vector
+                        if dense is not None:
+                            history = np.clip(history - dense, 0.0, None).astype(np.float32)
                     raw[signal] = history
             else:
                 raw[signal] = snapshot.indexes[signal].scores(tokens)
@@ -437,7 +469,11 @@ class HybridRetriever:
             values = scores[positions]
             if values.size:  # only passages above the lowest hit can outrank a hit
                 pool = pool[pool > values.min()]
-            ranks[signal] = 1 + (pool[:, None] > values[None, :]).sum(axis=0)
+            # One pass over the pool per hit: a (pool x hits) matrix summed down its columns
+            # cost tens of ms at 1M passages.
+            ranks[signal] = 1 + np.array(
+                [np.count_nonzero(pool > value) for value in values.tolist()], dtype=np.int64
+            )
         hits: list[Hit] = []
         for rank, (position, score) in enumerate(found, start=1):
             explained: dict[str, SignalScore] = {}
@@ -586,7 +622,7 @@ class HybridRetriever:
         history = snapshot.history
         if linked_questions([fresh.document]) or history is None:
             history = self._history(list(everything), passages, dense)
-        return _Snapshot(passages, by_id, indexes, kinds, dense, history)
+        return _Snapshot(passages, by_id, indexes, kinds, dense, history, ivf=snapshot.ivf)
 
     def _history(
         self, docs: Sequence[_Prepared], passages: Sequence[Passage], dense: Vectors | None
