@@ -177,14 +177,23 @@ def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
                 if ordinary > ORDINARY_BUDGET[category] or hard > HARD_BUDGET[category]:
                     continue
                 recall = _rate(positives, category, limit)
-                if best is None or (recall, -(ordinary + hard)) > best[:2]:
-                    best = (recall, -(ordinary + hard), limit)
+                # Among equal recall, fewer alarms. (Tried on 1 December 2026: for self-harm,
+                # the loosest thresholds within budget instead. It chose similarity 0.20 with
+                # margin +0.06, so that sentences far from every exemplar fired on margin
+                # alone; the Ticket Tagger tune sample lost 0.005 and a demo question about a
+                # quota ceiling read as self-harm at similarity 0.32. Not kept.)
+                tie = -(ordinary + hard)
+                if best is None or (recall, tie) > best[:2]:
+                    best = (recall, tie, limit)
             if best is not None:
                 chosen[model][category] = best[2]
+                alarms = _rate(pools[False], category, best[2]) + _rate(
+                    pools[True], category, best[2]
+                )
                 print(
                     f"{model:7s} {category:18s} sim>={best[2].similarity:.2f} "
                     f"margin>={best[2].margin:+.2f}: tune recall {best[0]:.3f} of "
-                    f"{len(positives)} the rules miss; alarms {-best[1]:.3f} (both pools)"
+                    f"{len(positives)} the rules miss; alarms {alarms:.3f} (both pools)"
                 )
     return chosen
 

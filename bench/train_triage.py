@@ -34,9 +34,10 @@ OUT = Path(__file__).resolve().parents[1] / "src/supportagent/engines" / MODEL_F
 L2 = 1e-3
 EPOCHS = 1200
 ANSWERABLE_MIN = 0.5
-#: Chosen on the tune halves (mean bucket accuracy over every set, shifts 0 to 1 by 0.25):
-#: 0.25 was best (0.872 against 0.870 unshifted).
-ANSWERABLE_SHIFT = 0.25
+#: Chosen on the tune halves (mean bucket accuracy over the risk set, Brightwrench, Banking77,
+#: Bitext and the Ticket Tagger tune sample; shifts 0.25, 0.5, 0.75), on 1 December 2026 after
+#: safety-risk tickets left the training rows: 0.878 at 0.5, 0.8778 at 0.25, 0.8768 at 0.75.
+ANSWERABLE_SHIFT = 0.5
 RISKS = ("self_harm_risk", "security_incident", "payment_fraud", "legal_threat")
 
 
@@ -53,8 +54,14 @@ def training_rows() -> list[tuple[Ticket, Bucket, str]]:
         if dataset.kind != "triage" or dataset.name in REPORT_ONLY:
             continue
         for row in read_triage(dataset.path):
-            if split_of(dataset.name, row, dataset.ours) == "tune":
-                rows.append((row.ticket, row.expected_bucket, dataset.name))
+            if split_of(dataset.name, row, dataset.ours) != "tune":
+                continue
+            # A ticket that needs a person because of a safety risk is the gate's job: most
+            # of ours are ordinary how-to questions with one risky sentence, and would teach
+            # the model that a question told with a personal story needs a person.
+            if row.expected_safety in RISKS:
+                continue
+            rows.append((row.ticket, row.expected_bucket, dataset.name))
     return rows
 
 

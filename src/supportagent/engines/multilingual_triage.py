@@ -16,7 +16,7 @@ ticket's language (llm): nearest exemplars also sent a German question about wai
 would fail open.
 
 The two constants were chosen on the non-English tickets of our risk set and Brightwrench
-(31 that reach the classifier; docs/triage.md).
+that reach the classifier (tune; docs/triage.md).
 """
 
 from __future__ import annotations
