@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dense_ivf import DIMENSION, make
 from dense_ivf import queries as query_vectors
 from retrieval import SEED, VOCABULARY, words
+from workers import gather as gather_children
 
 from supportagent.domain import DocKind, Passage
 from supportagent.retrieval import ivf, ondisk
@@ -293,21 +294,7 @@ def gather(
         subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         for _ in range(workers)
     ]
-    for proc in procs:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if line != "ready":
-            raise SystemExit(f"a child failed: {line!r}")
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    out = []
-    for proc in procs:
-        assert proc.stdout is not None
-        out.append(json.loads(proc.stdout.readline()))
-        proc.wait()
-    return out
+    return gather_children(procs)
 
 
 def check_postings(size: int = 2000) -> None:
