@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -599,14 +601,29 @@ def _bump_documents(conn: sa.Connection) -> None:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    # The busy timeout first: switching a new file to WAL needs its lock, and processes that
+    # start together on one new file must wait for each other there too.
+    cursor.execute("PRAGMA busy_timeout=30000")
+    _set_wal(cursor)
     # In WAL mode NORMAL never corrupts the database and loses nothing when a process dies;
     # only an OS crash or power cut can undo the last commits. FULL would fsync every commit,
     # which was a third of a ticket's time outside the model (docs/scaling.md).
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _set_wal(cursor: Any, attempts: int = 50) -> None:
+    """``journal_mode=WAL``, retried: while another process opens the same new file, SQLite
+    may answer "database is locked" at once, without waiting the busy timeout."""
+    for attempt in range(attempts):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 def _ticket(m: Any) -> Ticket:
