@@ -50,6 +50,7 @@ from dense_ivf import DIMENSION, make
 from dense_ivf import queries as query_vectors
 from retrieval import SEED, VOCABULARY, words
 from workers import gather as gather_children
+from workers import memory
 
 from supportagent.domain import DocKind, Passage
 from supportagent.retrieval import ivf, ondisk
@@ -183,19 +184,6 @@ class FixedVectors:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return np.vstack([self._rows[t] for t in texts]).reshape(-1, DIMENSION)
-
-
-def memory() -> dict[str, float]:
-    fields: dict[str, float] = {}
-    with open("/proc/self/smaps_rollup", encoding="ascii") as handle:
-        for line in handle:
-            parts = line.split()
-            if len(parts) == 3 and parts[2] == "kB":
-                fields[parts[0].rstrip(":")] = int(parts[1]) / 1024
-    return {
-        "private": fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0),
-        "shared": fields.get("Shared_Clean", 0) + fields.get("Shared_Dirty", 0),
-    }
 
 
 def print_private_by_mapping() -> None:
