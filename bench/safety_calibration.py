@@ -182,18 +182,14 @@ def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
                 # margin +0.06, so that sentences far from every exemplar fired on margin
                 # alone; the Ticket Tagger tune sample lost 0.005 and a demo question about a
                 # quota ceiling read as self-harm at similarity 0.32. Not kept.)
-                tie = -(ordinary + hard)
-                if best is None or (recall, tie) > best[:2]:
-                    best = (recall, tie, limit)
+                if best is None or (recall, -(ordinary + hard)) > best[:2]:
+                    best = (recall, -(ordinary + hard), limit)
             if best is not None:
                 chosen[model][category] = best[2]
-                alarms = _rate(pools[False], category, best[2]) + _rate(
-                    pools[True], category, best[2]
-                )
                 print(
                     f"{model:7s} {category:18s} sim>={best[2].similarity:.2f} "
                     f"margin>={best[2].margin:+.2f}: tune recall {best[0]:.3f} of "
-                    f"{len(positives)} the rules miss; alarms {alarms:.3f} (both pools)"
+                    f"{len(positives)} the rules miss; alarms {-best[1]:.3f} (both pools)"
                 )
     return chosen
 
