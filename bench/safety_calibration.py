@@ -109,8 +109,9 @@ ALL_TUNE = frozenset({"risk"})
 
 
 def split_of(set_name: str, row: TriageRow, ours: bool) -> str:
-    """A set named ``..._tune`` or ``..._report`` is all one half; ours say; others by hash."""
-    if set_name.endswith("_tune") or set_name in ALL_TUNE:
+    """A set named ``..._tune`` (or ``..._train``, training rows) or ``..._report`` is all one
+    half; ours say; others by hash."""
+    if set_name.endswith(("_tune", "_train")) or set_name in ALL_TUNE:
         return "tune"
     if set_name.endswith("_report"):
         return "test"
