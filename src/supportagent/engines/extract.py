@@ -37,6 +37,8 @@ _STEP = re.compile(
 _AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
 #: A list longer than this is quoted in parts.
 MAX_LIST_ITEMS = 8
+#: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".
+_LABELLED = re.compile(r"^[\w][\w ./&-]{0,30}:\s+\S")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I)
 
 
@@ -175,7 +177,7 @@ def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
                 i = j
                 continue
             text = sentence if not question else general_part(sentence, question)
-            if text and _quotable(text):
+            if text and _quotable(text, labelled=mark == "item"):
                 shape = "item" if mark == "item" else "sentence"
                 units.append(Unit((text,), passage, hit.rank, i, shape))
             i += 1
@@ -207,8 +209,11 @@ def _continues(marked: list[tuple[str, str]], j: int) -> bool:
     return j + 1 < len(marked) and bool(_STEP.match(marked[j + 1][0]))
 
 
-def _quotable(sentence: str) -> bool:
-    return not (sentence.endswith("?") or len(sentence) < 20 or _SIGNPOST.match(sentence))
+def _quotable(sentence: str, *, labelled: bool = False) -> bool:
+    """Not a question, a signpost or a fragment; a bullet with a label ("Branch: 25 GB" in a
+    list of plans) says a whole fact in few characters."""
+    short = len(sentence) < 20 and not (labelled and _LABELLED.match(sentence))
+    return not (sentence.endswith("?") or short or _SIGNPOST.match(sentence))
 
 
 # ---------------------------------------------------------------------------- customer specifics
