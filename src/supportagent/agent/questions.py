@@ -168,7 +168,7 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         AnswerKind.NAME,
         re.compile(
             r"\b(?:is there|are there|do you have|have you got)\s+(?:an?|any|some)\s+"
-            r"(?:\w+\s+)?(?:setting|option|switch|toggle|checkbox)s?\b",
+            r"(?:\w+\s+)?(?P<switch>setting|option|switch|toggle|checkbox)s?\b",
             re.IGNORECASE,
         ),
     ),
@@ -251,7 +251,9 @@ def classify_question(text: str) -> Question:
             continue
         if kind is AnswerKind.YES_NO and not _YES_NO_START.match(clean):
             continue
-        focus = match.groupdict().get("focus") or ""
+        groups = match.groupdict()
+        # A switch, toggle or option is a setting, which the answer names as one.
+        focus = groups.get("focus") or ("setting" if groups.get("switch") else "")
         if kind is AnswerKind.NUMBER:
             focus = _number_focus(clean)
         return Question(clean, kind, focus.lower())

@@ -37,6 +37,12 @@ _STEP = re.compile(
 _AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
 #: A list longer than this is quoted in parts.
 MAX_LIST_ITEMS = 8
+#: A sentence that points back at the one before it: "change this with ...", "do that.".
+_POINTS_BACK = re.compile(
+    r"\b(?:this|that|these|those)(?=\s+(?:with|by|in|on|under|from|at|for|to|when|if|so|and|"
+    r"or|but)\b|\s*[.,;])",
+    re.IGNORECASE,
+)
 #: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".
 _LABELLED = re.compile(r"^[\w][\w ./&-]{0,30}:\s+\S")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I)
@@ -179,7 +185,20 @@ def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
             text = sentence if not question else general_part(sentence, question)
             if text and _quotable(text, labelled=mark == "item"):
                 shape = "item" if mark == "item" else "sentence"
-                units.append(Unit((text,), passage, hit.rank, i, shape))
+                before = units[-1] if units and units[-1].passage is passage else None
+                if (
+                    shape == "sentence"
+                    and before is not None
+                    and before.shape == "sentence"
+                    and before.position == i - 1
+                    and len(before.sentences) == 1
+                    and _POINTS_BACK.search(text)
+                ):
+                    # "An Administrator can change this with the setting X": what "this" is
+                    # was said just before, and is quoted with it.
+                    units.append(Unit((*before.sentences, text), passage, hit.rank, i - 1))
+                else:
+                    units.append(Unit((text,), passage, hit.rank, i, shape))
             i += 1
     return units
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from supportagent.agent.facts import plan_names, scope_of
+from supportagent.agent.facts import plan_names, quantities, scope_of
 from supportagent.agent.questions import AnswerKind, Question, has_answer, ticket_prose
 from supportagent.domain import Hit, Ticket
 from supportagent.engines.extract import Unit
@@ -54,6 +54,10 @@ LEAD_TERMS = 0.5
 #: a plan when the ticket names none (a general rule fits better), loses. A list whose item
 #: labels the question names ("Books: 21 days" for "how long do books go out for") gains it.
 SCOPE_BONUS = 0.1
+#: An article unit with the resolved ticket's asked-for value replaces it when it scores
+#: within this of it.
+TWIN_MARGIN = 0.1
+_VERSION_VALUE = re.compile(r"\b[A-Z][A-Za-z]{1,15} \d+(?:\.\d+)*\b|\bv?\d+\.\d+(?:\.\d+)*\b")
 #: Cosine of two units' embeddings (or word overlap + 0.3) above which they say the same.
 TWIN_SIMILARITY = 0.8
 _MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
@@ -280,6 +284,10 @@ class UnitScorer:
         # Not one that drops a name the ticket uses ("Android 10 or later, and the oldest app
         # version is 7.0" is not said by "The oldest app version is 7.0").
         named = self.names(scored.unit)[0]
+        given = (
+            _values(scored.unit.text) if self.questions[scored.question].kind in TYPED else set()
+        )
+        floor = scored.score - TWIN_MARGIN
         best: tuple[float, int] | None = None
         for j, unit in enumerate(self.units):
             if (
@@ -292,6 +300,9 @@ class UnitScorer:
             alike = len(words & other) / max(len(words | other), 1)
             if self._unit_vectors is not None:
                 alike = max(alike, float(self._unit_vectors[k] @ self._unit_vectors[j]) - 0.3)
+            if given & _values(unit.text) and self.score(scored.question, j).score >= floor:
+                # The same asked-for value ("Android 10 or later"), answering nearly as well.
+                alike = max(alike, TWIN_SIMILARITY - 0.3)
             if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
@@ -324,6 +335,12 @@ class UnitScorer:
     def ranked(self, q: int) -> list[Scored]:
         scored = [self.score(q, u) for u in range(len(self.units))]
         return sorted(scored, key=lambda s: (-s.score, s.unit.rank, s.unit.position))
+
+
+def _values(text: str) -> set[str]:
+    """The values ``text`` states: quantities in their base unit, and versions."""
+    found = {f"{q.dimension}={q.base_value}" for q in quantities(text)}
+    return found | {f"version={v.casefold()}" for v in _VERSION_VALUE.findall(text)}
 
 
 def _label(unit: Unit) -> str:
