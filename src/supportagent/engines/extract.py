@@ -245,6 +245,7 @@ _SPECIFIC = re.compile(
     r"|\b(?:i|we)(?:'ve| have| had)? (?:just |now |already )?(?:checked|reset|refunded|updated|"
     r"changed|applied|added|removed|enabled|disabled|extended|raised|increased|looked|"
     r"confirmed|credited|issued|moved|fixed|reissued|restored|unblocked|lifted|sent you)\b"
+    r"|\byours (?:is|are|was|were|runs?|has|have|shows?)\b"
     r"|\b(?:yesterday|today|tomorrow|last (?:week|month|night)|this (?:week|month|morning))\b"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
