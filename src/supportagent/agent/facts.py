@@ -96,7 +96,22 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
     "gb": ("size", Decimal(1024**3)),
     "tb": ("size", Decimal(1024**4)),
 }
-_QUALIFIERS = frozenset({"business", "working", "calendar", "consecutive", "more", "additional"})
+#: Words between a number and its unit that say which ones count ("five opening days").
+_QUALIFIERS = frozenset(
+    {
+        "business",
+        "working",
+        "calendar",
+        "consecutive",
+        "more",
+        "additional",
+        "opening",
+        "open",
+        "school",
+        "full",
+        "clear",
+    }
+)
 _WORD_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
@@ -195,7 +210,8 @@ _REGION = re.compile(
 )
 _UNIVERSAL = re.compile(
     r"\b(?:on|for|in)\s+(?:every|all|each|any)\s+(?:plans?|tiers?|accounts?|endpoints?|"
-    r"regions?|customers?)\b|\bregardless of\b|\bno matter\b|\bwithout exception\b",
+    r"regions?|customers?)\b|\bregardless of\b|\bno matter\b|\bwithout exception\b"
+    r"|\b(?:the )?same (?:for|on|in) (?:every|all|each|any)\b",
     re.IGNORECASE,
 )
 #: Words that say how a value is held, or that every sentence about limits uses: they do not
@@ -471,6 +487,11 @@ SUBJECT_SIMILARITY = 0.45
 SUBJECT_OVERLAP_WITH_MEANING = 0.2
 #: Between two articles of one knowledge base the words must overlap this much.
 SUBJECT_OVERLAP_ARTICLES = 0.5
+#: A resolved ticket and the article it links to: two values of one kind whose sentences,
+#: values masked, mean this much alike are about one thing even when they share no words
+#: ("a reserved book is kept aside for five opening days", "a hold ... stays on the hold
+#: shelf for 7 days").
+LINKED_SIMILARITY = 0.55
 
 
 @dataclass(frozen=True, slots=True)
@@ -555,7 +576,7 @@ def find_conflicts(
             continue
         lexical = subject_score(a, b, idf)
         linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
-        if linked and _same_topic(a, b):
+        if linked and (_same_topic(a, b) or dense >= LINKED_SIMILARITY):
             # A resolved ticket answered from this very section, with another value of the
             # same kind: the planted case, worded as differently as you like.
             conflict = _judge(a, b)

@@ -80,6 +80,14 @@ _INDIRECT = re.compile(
     re.IGNORECASE,
 )
 # "..., and what's the pip install command?" asks a second question.
+#: "A few questions: how long ...": the lead-in before the questions asks nothing.
+_LEAD_IN = re.compile(
+    r"^[^:?]{0,60}:\s+(?=(?:how|what|what's|which|where|when|why|who|is|are|can|could|do|does|"
+    r"will|should)\b)",
+    re.IGNORECASE,
+)
+#: "..., and how?" asks for the steps of what the question before it asked about.
+_BARE_HOW = re.compile(r"^(?:and |but )?how\W*$", re.IGNORECASE)
 _SECOND = re.compile(
     r"(?:,\s*(?:and|also|plus)?|\s+(?:and|also|plus))\s+(?=(?:how|what|what's|which|where|when|why|who|"
     r"is|are|can|could|do|does|will|should)\b)",
@@ -104,7 +112,7 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
         if not sentence:
             continue
         if sentence.endswith("?") or _INDIRECT.search(sentence):
-            parts = _questions_in(_ENUMERATED.sub("", sentence))
+            parts = _questions_in(_LEAD_IN.sub("", _ENUMERATED.sub("", sentence)))
             if len(parts) > 1:
                 # "Is that possible, and what is the event called?": the answer to the second
                 # answers the first, which on its own would match anything.
@@ -156,6 +164,15 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        # "Is there a switch that lets them see it?" asks for the setting's name.
+        AnswerKind.NAME,
+        re.compile(
+            r"\b(?:is there|are there|do you have|have you got)\s+(?:an?|any|some)\s+"
+            r"(?:\w+\s+)?(?P<switch>setting|option|switch|toggle|checkbox)s?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         AnswerKind.NUMBER,
         re.compile(
             r"\bhow (?:many|much|big|large|long is|high|fast)\b|"
@@ -171,7 +188,8 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         re.compile(
             r"\bhow (?:do|can|should|would|could) (?:i|we|you|one)\b|\bhow to\b|"
             r"\bwhat (?:are )?the steps\b|\bis there a way\b|\bwhat should (?:i|we) do\b|"
-            r"\bwhat do (?:i|we) (?:need to )?do\b|\bsteps? to\b|\bset up\b|\bsetup\b",
+            r"\bwhat do (?:i|we) (?:need to )?do\b|\bsteps? to\b|\bset up\b|\bsetup\b|"
+            r"\band how\?$",
             re.IGNORECASE,
         ),
     ),
@@ -217,7 +235,9 @@ def _questions_in(sentence: str) -> list[str]:
             continue
         text = f"{carry}{part}"
         carry = ""
-        if len(text.split()) >= 2:
+        if out and _BARE_HOW.match(text):
+            out[-1] = f"{out[-1]}, and how?"  # "Can it email her, and how?": the steps
+        elif len(text.split()) >= 2:
             out.append(text)
     return out
 
@@ -231,9 +251,28 @@ def classify_question(text: str) -> Question:
             continue
         if kind is AnswerKind.YES_NO and not _YES_NO_START.match(clean):
             continue
-        focus = match.groupdict().get("focus") or ""
+        groups = match.groupdict()
+        # A switch, toggle or option is a setting, which the answer names as one.
+        focus = groups.get("focus") or ("setting" if groups.get("switch") else "")
+        if kind is AnswerKind.NUMBER:
+            focus = _number_focus(clean)
         return Question(clean, kind, focus.lower())
     return Question(clean, AnswerKind.OTHER)
+
+
+#: What a number question measures, when its words say: room is a size, a price is money.
+_MEASURES = (
+    ("size", re.compile(r"\b(?:space|storage|room|disk|capacity|how big|file size|gb|mb)\b", re.I)),
+    ("money", re.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I)),
+)
+#: The quantity dimensions (``facts.Quantity.dimension``) that answer each measure.
+_MEASURED = {"size": frozenset({"size"}), "money": frozenset({"usd", "eur", "gbp"})}
+
+
+def _number_focus(text: str) -> str:
+    """``size`` or ``money`` for a number question that asks for one ("how much space"), else
+    empty (any number answers it)."""
+    return next((name for name, words in _MEASURES if words.search(text)), "")
 
 
 # ---------------------------------------------------------------------------- answers
@@ -286,6 +325,13 @@ def has_answer(text: str, question: Question) -> bool:
             _DURATION_WORDS.search(text)
         )
     if kind is AnswerKind.NUMBER:
+        if question.focus in _MEASURED:
+            # "How much space?" is not answered by "1200 pixels", nor "what does it cost?" by
+            # "within 5 minutes".
+            wanted = _MEASURED[question.focus]
+            return any(q.dimension.split("/")[0] in wanted for q in quantities(text)) or (
+                question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I))
+            )
         return _NUMBER.search(text) is not None or bool(
             re.search(r"\b(?:free|no limit|unlimited|one|two|three|four|five|ten)\b", text, re.I)
         )

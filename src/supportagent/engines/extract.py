@@ -37,6 +37,14 @@ _STEP = re.compile(
 _AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
 #: A list longer than this is quoted in parts.
 MAX_LIST_ITEMS = 8
+#: A sentence that points back at the one before it: "change this with ...", "do that.".
+_POINTS_BACK = re.compile(
+    r"\b(?:this|that|these|those)(?=\s+(?:with|by|in|on|under|from|at|for|to|when|if|so|and|"
+    r"or|but)\b|\s*[.,;])",
+    re.IGNORECASE,
+)
+#: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".
+_LABELLED = re.compile(r"^[\w][\w ./&-]{0,30}:\s+\S")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I)
 
 
@@ -175,9 +183,22 @@ def evidence_units(evidence: Sequence[Hit]) -> list[Unit]:
                 i = j
                 continue
             text = sentence if not question else general_part(sentence, question)
-            if text and _quotable(text):
+            if text and _quotable(text, labelled=mark == "item"):
                 shape = "item" if mark == "item" else "sentence"
-                units.append(Unit((text,), passage, hit.rank, i, shape))
+                before = units[-1] if units and units[-1].passage is passage else None
+                if (
+                    shape == "sentence"
+                    and before is not None
+                    and before.shape == "sentence"
+                    and before.position == i - 1
+                    and len(before.sentences) == 1
+                    and _POINTS_BACK.search(text)
+                ):
+                    # "An Administrator can change this with the setting X": what "this" is
+                    # was said just before, and is quoted with it.
+                    units.append(Unit((*before.sentences, text), passage, hit.rank, i - 1))
+                else:
+                    units.append(Unit((text,), passage, hit.rank, i, shape))
             i += 1
     return units
 
@@ -207,8 +228,11 @@ def _continues(marked: list[tuple[str, str]], j: int) -> bool:
     return j + 1 < len(marked) and bool(_STEP.match(marked[j + 1][0]))
 
 
-def _quotable(sentence: str) -> bool:
-    return not (sentence.endswith("?") or len(sentence) < 20 or _SIGNPOST.match(sentence))
+def _quotable(sentence: str, *, labelled: bool = False) -> bool:
+    """Not a question, a signpost or a fragment; a bullet with a label ("Branch: 25 GB" in a
+    list of plans) says a whole fact in few characters."""
+    short = len(sentence) < 20 and not (labelled and _LABELLED.match(sentence))
+    return not (sentence.endswith("?") or short or _SIGNPOST.match(sentence))
 
 
 # ---------------------------------------------------------------------------- customer specifics
@@ -221,6 +245,7 @@ _SPECIFIC = re.compile(
     r"|\b(?:i|we)(?:'ve| have| had)? (?:just |now |already )?(?:checked|reset|refunded|updated|"
     r"changed|applied|added|removed|enabled|disabled|extended|raised|increased|looked|"
     r"confirmed|credited|issued|moved|fixed|reissued|restored|unblocked|lifted|sent you)\b"
+    r"|\byours (?:is|are|was|were|runs?|has|have|shows?)\b"
     r"|\b(?:yesterday|today|tomorrow|last (?:week|month|night)|this (?:week|month|morning))\b"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"

@@ -18,8 +18,15 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts, stated_by
-from supportagent.agent.questions import Question, asks_explanation, ticket_questions
+from supportagent.agent.facts import (
+    Conflict,
+    Fact,
+    extract_facts,
+    find_conflicts,
+    quantities,
+    stated_by,
+)
+from supportagent.agent.questions import AnswerKind, Question, asks_explanation, ticket_questions
 from supportagent.domain import (
     Classification,
     Draft,
@@ -33,7 +40,7 @@ from supportagent.domain import (
 from supportagent.engines.classifier import Classifier
 from supportagent.engines.extract import Unit, bullet_run, evidence_units, split_sentences
 from supportagent.engines.offline_check import check_draft, explain_confidence
-from supportagent.engines.scoring import TYPED, Scored, UnitScorer
+from supportagent.engines.scoring import SCOPE_BONUS, TYPED, Scored, UnitScorer
 
 __all__ = ["OfflineEngine", "split_sentences"]
 
@@ -45,6 +52,10 @@ MAX_UNITS = 5
 CLOSE_MARGIN = 0.1
 #: A procedure's lead sentence is quoted when it scores within this of the procedure.
 LEAD_MARGIN = 0.1
+#: Two units of different documents whose embeddings are this alike speak of one thing.
+RIVAL_SIMILARITY = 0.55
+#: Questions whose answer is one value, which two documents may give differently.
+_VALUED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION})
 
 
 class OfflineEngine:
@@ -152,6 +163,9 @@ def _choose(
             close = _close_second(index, best, ranked, picks, scorer)
             if close is not None:
                 picks.append(close)
+            rival = _rival(best, ranked, picks, scorer)
+            if rival is not None:
+                picks.append(rival)
         # "If uptime falls below the commitment, ...": and what the commitment is on their plan.
         before = [a for p in picks if (a := scorer.antecedent(p)) is not None]
         for pick in [*before, *picks]:
@@ -206,6 +220,39 @@ def _close_second(
         ),
         None,
     )
+
+
+def _rival(
+    best: Scored, ranked: Sequence[Scored], picks: Sequence[Scored], scorer: UnitScorer
+) -> Scored | None:
+    """A unit of another document that gives another value for what ``best`` gives.
+
+    "Each loan can be renewed up to 3 times" and "Readers can extend each loan two times at
+    most": when two sources answer one "how many" or "how long" nearly as well with different
+    values of one kind, quoting only the first would state one side of a disagreement. Both
+    go to the reviewer, who can tell which holds (and the checks escalate a contradiction
+    they recognise). Not a unit limited to another plan than the customer's.
+    """
+    if scorer.questions[best.question].kind not in _VALUED:
+        return None
+    mine = {(q.dimension, q.base_value) for q in quantities(best.unit.text)}
+    kinds = {dimension for dimension, _ in mine}
+    for other in ranked[1:4]:
+        if (
+            other in picks
+            or not (other.answers and other.typed)
+            or other.unit.passage.doc_id == best.unit.passage.doc_id
+            or other.score < best.score - CLOSE_MARGIN
+            or scorer.scope_fit(other.unit) <= -SCOPE_BONUS
+        ):
+            continue
+        theirs = {(q.dimension, q.base_value) for q in quantities(other.unit.text)}
+        same_kind = {value for value in theirs if value[0] in kinds}
+        if not same_kind or same_kind & mine:
+            continue  # nothing to compare, or the same value: no disagreement
+        if (scorer.alike(best.unit, other.unit) or 0.0) >= RIVAL_SIMILARITY:
+            return other
+    return None
 
 
 def _distinct(a: Unit, b: Unit) -> bool:

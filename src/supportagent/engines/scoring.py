@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from supportagent.agent.facts import plan_names, quantities, scope_of
 from supportagent.agent.questions import AnswerKind, Question, has_answer, ticket_prose
 from supportagent.domain import Hit, Ticket
 from supportagent.engines.extract import Unit
@@ -49,6 +50,14 @@ TYPED = frozenset(
 HEADING_TERMS = 0.5
 #: How much a word of the subject or the sentence before weighs against the question's own.
 LEAD_TERMS = 0.5
+#: What a unit limited to the customer's plan gains, and one limited to another plan, or to
+#: a plan when the ticket names none (a general rule fits better), loses. A list whose item
+#: labels the question names ("Books: 21 days" for "how long do books go out for") gains it.
+SCOPE_BONUS = 0.1
+#: An article unit with the resolved ticket's asked-for value replaces it when it scores
+#: within this of it.
+TWIN_MARGIN = 0.1
+_VERSION_VALUE = re.compile(r"\b[A-Z][A-Za-z]{1,15} \d+(?:\.\d+)*\b|\bv?\d+\.\d+(?:\.\d+)*\b")
 #: Cosine of two units' embeddings (or word overlap + 0.3) above which they say the same.
 TWIN_SIMILARITY = 0.8
 _MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
@@ -91,7 +100,18 @@ class UnitScorer:
         self.units = list(units)
         self.subject = ticket.subject.strip()
         self._framed = _framed_by_subject(self.subject, self.questions)
-        self._ticket_text = ticket_prose(ticket).casefold()
+        prose = ticket_prose(ticket)
+        self._ticket_text = prose.casefold()
+        self._plans = _with_listed_plans(
+            plan_names([prose, *(h.passage.text for h in evidence)]), self.units
+        )
+        # The plans the customer says they are on, in any sentence ("We're on Network.").
+        self._ticket_plans = frozenset(
+            scope
+            for sentence in re.split(r"(?<=[.!?])\s+|\n+", prose)
+            for scope in scope_of(sentence, self._plans)[0]
+            if scope.startswith("plan:")
+        )
         weights = _rarity([h.passage.text for h in evidence])
         self._terms = [_weights(q.text, weights, self._lead(q)) for q in self.questions]
         self._unit_terms = [set(tokenize(u.text)) for u in self.units]
@@ -109,7 +129,7 @@ class UnitScorer:
             # leans on nothing); the better of the two counts, except for a vague question.
             texts = [self._query(q) for q in self.questions]
             texts += [q.text for q in self.questions]
-            texts += [u.text for u in self.units]
+            texts += [in_context(u) for u in self.units]
             texts += [u.sentences[0] for u in self.units if u.procedure]
             # A resolved ticket's own question, for how alike the two customers' questions are.
             asked = sorted({u.passage.id: u.question for u in self.units if u.question}.items())
@@ -186,6 +206,37 @@ class UnitScorer:
             for asks, says in ((_MINIMUM_Q, _MINIMUM_A), (_MAXIMUM_Q, _MAXIMUM_A))
         )
 
+    def plans_of(self, unit: Unit) -> frozenset[str]:
+        """The plans ``unit`` limits itself to: "on the Network plan", "On Team, ...", or a
+        bullet's label ("Branch: 25 GB"); not a plan it only mentions ("a trial with the
+        features of the Network plan")."""
+        found = {
+            f"plan:{name}"
+            for name in self._plans
+            if re.search(rf"\b(?i:on|for|in)\s+(?:the\s+)?{re.escape(name.title())}\b", unit.text)
+        }
+        label = _label(unit)
+        if label in self._plans:
+            found.add(f"plan:{label}")
+        return frozenset(found)
+
+    def scope_fit(self, unit: Unit) -> float:
+        """How the plans ``unit`` is limited to fit the customer's (0 for a general unit)."""
+        plans = self.plans_of(unit)
+        if not plans:
+            return 0.0
+        if plans & self._ticket_plans:
+            return SCOPE_BONUS
+        return -SCOPE_BONUS
+
+    def alike(self, a: Unit, b: Unit) -> float | None:
+        """Cosine of the embeddings of units ``a`` and ``b``; None without embeddings."""
+        if self._unit_vectors is None:
+            return None
+        return float(
+            self._unit_vectors[self.units.index(a)] @ self._unit_vectors[self.units.index(b)]
+        )
+
     def dense(self, q: int, u: int) -> float | None:
         return None if self._dense is None else float(self._dense[q, u])
 
@@ -199,7 +250,10 @@ class UnitScorer:
             # Shared terms help, but a question in other words than the answer ("smiley" for
             # "emoji") has only its meaning to go by.
             base = max(DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical, dense - DENSE_ALONE)
-        typed = has_answer(unit.text, question)
+        # A procedure is what a "how do I" question asks for, however its first step reads.
+        typed = has_answer(unit.text, question) or (
+            question.kind is AnswerKind.PROCEDURE and unit.procedure
+        )
         if typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
             # "Which event ...?" wants an event's name: where the unit or its section says so.
             where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
@@ -214,6 +268,9 @@ class UnitScorer:
             base += TYPE_BONUS / 2
         if unit.from_article:
             base += ARTICLE_BONUS
+        base += self.scope_fit(unit)
+        if unit.shape == "list" and unit.narrowed(question.text) != unit:
+            base += SCOPE_BONUS
         base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
         floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
         return Scored(unit, q, round(base, 4), typed, base >= floor)
@@ -224,14 +281,28 @@ class UnitScorer:
             return None
         k = self.units.index(scored.unit)
         words = set(tokenize(scored.unit.text))
+        # Not one that drops a name the ticket uses ("Android 10 or later, and the oldest app
+        # version is 7.0" is not said by "The oldest app version is 7.0").
+        named = self.names(scored.unit)[0]
+        given = (
+            _values(scored.unit.text) if self.questions[scored.question].kind in TYPED else set()
+        )
+        floor = scored.score - TWIN_MARGIN
         best: tuple[float, int] | None = None
         for j, unit in enumerate(self.units):
-            if not unit.from_article or unit.procedure != scored.unit.procedure:
+            if (
+                not unit.from_article
+                or unit.procedure != scored.unit.procedure
+                or not named <= self.names(unit)[0]
+            ):
                 continue
             other = set(tokenize(unit.text))
             alike = len(words & other) / max(len(words | other), 1)
             if self._unit_vectors is not None:
                 alike = max(alike, float(self._unit_vectors[k] @ self._unit_vectors[j]) - 0.3)
+            if given & _values(unit.text) and self.score(scored.question, j).score >= floor:
+                # The same asked-for value ("Android 10 or later"), answering nearly as well.
+                alike = max(alike, TWIN_SIMILARITY - 0.3)
             if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
@@ -264,6 +335,41 @@ class UnitScorer:
     def ranked(self, q: int) -> list[Scored]:
         scored = [self.score(q, u) for u in range(len(self.units))]
         return sorted(scored, key=lambda s: (-s.score, s.unit.rank, s.unit.position))
+
+
+def _values(text: str) -> set[str]:
+    """The values ``text`` states: quantities in their base unit, and versions."""
+    found = {f"{q.dimension}={q.base_value}" for q in quantities(text)}
+    return found | {f"version={v.casefold()}" for v in _VERSION_VALUE.findall(text)}
+
+
+def _label(unit: Unit) -> str:
+    """A bullet's label, lowercased ("branch" for "Branch: 25 GB"); empty for other units."""
+    return unit.text.split(":", 1)[0].strip().casefold() if unit.shape == "item" else ""
+
+
+def _with_listed_plans(plans: frozenset[str], units: Sequence[Unit]) -> frozenset[str]:
+    """``plans`` and the labels of bullets listed beside a plan's ("Solo: 5 GB", "Branch:
+    25 GB", "Network: 100 GB"): a list with one plan as a label is a list of plans."""
+    labels: dict[str, set[str]] = {}
+    for unit in units:
+        if label := _label(unit):
+            labels.setdefault(unit.passage.id, set()).add(label)
+    found = set(plans)
+    for siblings in labels.values():
+        if siblings & plans:
+            found |= {label for label in siblings if len(label.split()) == 1}
+    return frozenset(found)
+
+
+def in_context(unit: Unit) -> str:
+    """The text of ``unit`` to embed: a bullet with no lead sentence under its section's
+    heading, which says what the bullet's fragment is about ("Branch: 25 GB" under "Storage
+    per plan"); any other unit as it is."""
+    heading = unit.passage.heading_path[-1] if unit.passage.heading_path else ""
+    if unit.shape != "item" or not heading:
+        return unit.text
+    return f"{heading}: {unit.text}"
 
 
 def _framed_by_subject(subject: str, questions: Sequence[Question]) -> list[bool]:
