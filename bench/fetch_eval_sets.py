@@ -12,8 +12,8 @@ They are evaluation data only, never shipped nor needed by the tests.
   line as ``__label__<label> "<title and body>"``. Per label, the rows are shuffled with a fixed
   seed; the first 250 go to ``github_issues_tickettagger_tune`` and the next 250 to
   ``github_issues_tickettagger_report``, the rest to ``github_issues_tickettagger_train``
-  (training rows for ``bench/train_triage.py``, never scored). ``bug`` and ``enhancement`` are ``not_a_question``,
-  ``question`` is ``answerable``.
+  (training rows for ``bench/train_triage.py``, never scored). ``bug`` and ``enhancement``
+  are ``not_a_question``, ``question`` is ``answerable``.
 * **Arabic Banking77** (``SinaLab/ArBanking77``, CC BY-SA 4.0): every 4th row of
   ``data/Banking77_Arabized_MSA_PAL_train.csv`` among the intents whose bucket
   ``banking77_triage`` gives (read from that set's rows, so the two sets share one table),
@@ -108,7 +108,8 @@ def ticket_tagger(git_dir: Path, out: Path) -> None:
             f"- Upstream: `ChristianBirchler/ticket-tagger-analysis@{commit}`, file `{TT_FILE}`"
             " (Kallis et al.'s balanced English Ticket Tagger set).\n"
             "- License: GPL-3.0 (the upstream repository's).\n"
-            f"- {TT_PER_HALF} rows per label in the tune and report halves, shuffled per label with seed {TT_SEED};"
+            f"- {TT_PER_HALF} rows per label in the tune and report halves, shuffled per label"
+            f" with seed {TT_SEED};"
             " the tune half is rows 0-249 of each shuffle, the report half rows 250-499, the"
             " train set (training rows only, never a score) the rest.\n"
             "- Mapping: bug, enhancement → not_a_question; question → answerable.\n"
