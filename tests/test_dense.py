@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,9 +23,12 @@ from supportagent.retrieval.dense import (
     OnnxMiniLM,
     OpenAIEmbedder,
     PinnedFile,
+    _MiniLMRuntime,
+    _session_options,
     content_key,
     embed_with_progress,
     file_sha256,
+    open_session,
 )
 from supportagent.store.embeddings import StoreVectorCache, count_vectors, get_vectors, put_vectors
 from supportagent.store.store import Store
@@ -63,6 +67,64 @@ def test_long_and_empty_texts() -> None:
     assert vectors.shape == (2, MINILM_DIMENSION)
     assert np.isfinite(vectors).all()
     assert model.embed([]).shape == (0, MINILM_DIMENSION)
+
+
+_SENTENCES = [
+    "How do I rotate my API key without downtime?",
+    "During the grace period both the old key and the new key work.",
+    "word " * 300,
+]
+
+
+def _vectors(session: object, tokenizer: Path | None = None) -> np.ndarray:
+    runtime = _MiniLMRuntime(session, tokenizer or MINILM_TOKENIZER.locate())
+    return runtime.encode(_SENTENCES)
+
+
+def _unoptimised_cache_free_session() -> object:
+    """The session every process built before the graph was cached: highest level, no save."""
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    options = _session_options(None, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    return ort.InferenceSession(
+        str(MINILM_ONNX.locate()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
+def test_the_cached_graph_gives_the_same_vectors_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    reference = _vectors(_unoptimised_cache_free_session())
+    built = _vectors(open_session(MINILM_ONNX))
+    (folder,) = (tmp_path / "supportagent").glob("minilm-*")
+    # A hit does not hash the model file again: the pinned file is not even looked for.
+    tokenizer = MINILM_TOKENIZER.locate()
+    monkeypatch.setattr(PinnedFile, "locate", lambda self: pytest.fail("located again"))
+    loaded = _vectors(open_session(MINILM_ONNX), tokenizer)
+    assert np.array_equal(built, reference) and np.array_equal(loaded, reference)
+    assert sorted(p.name for p in folder.iterdir()) == ["model.onnx", "weights.bin"]
+
+
+def test_a_truncated_cached_graph_is_made_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    expected = _vectors(open_session(MINILM_ONNX))
+    (weights,) = (tmp_path / "supportagent").glob("minilm-*/weights.bin")
+    size = weights.stat().st_size
+    with weights.open("r+b") as handle:
+        handle.truncate(size // 2)
+    assert np.array_equal(_vectors(open_session(MINILM_ONNX)), expected)
+    assert weights.stat().st_size == size
+
+
+def test_an_unwritable_cache_still_embeds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    reference = _vectors(_unoptimised_cache_free_session())
+    assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
 
 
 def test_pinned_files_match_their_hashes() -> None:

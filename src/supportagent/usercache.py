@@ -42,19 +42,6 @@ def publish_folder(target: Path, fill: Callable[[Path], None]) -> Path:
     return target
 
 
-def publish_file(target: Path, fill: Callable[[Path], None]) -> Path:
-    """``target``, written by ``fill(path)`` to a temporary file renamed into place at once."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
-    os.close(handle)
-    try:
-        fill(Path(name))
-        os.replace(name, target)
-    finally:
-        Path(name).unlink(missing_ok=True)
-    return target
-
-
 def remove_stale(folder: Path, prefix: str, keep: str) -> None:
     """Delete the entries named ``prefix*`` other than ``keep``: older sources' copies."""
     try:
