@@ -1,0 +1,143 @@
+"""Sentence vectors kept between processes in one append-only file next to the index.
+
+The offline drafter embeds the sentences of its evidence for each ticket, and a one-shot
+``triage`` is a new process, so the in-process memo never helped it: the same help-centre
+sentences went through MiniLM on every run (about 0.2 s CPU on the demo corpus). This file
+keeps them. It implements the :class:`~supportagent.retrieval.dense.VectorCache` protocol, so
+that ``CachedEmbedder`` puts it in front of the model like the store's cache, which is meant
+for passages and is not filled with sentences.
+
+Each record is a fixed-size row: the sha256 of the model id and the text's key, the float32
+vector, and a CRC-32 of both. A record is appended by one ``write`` of the whole row (rows
+from processes writing at once do not interleave), read through a memory map, and used only
+when its CRC matches, so a torn or zeroed tail is skipped, never used. A vector depends only on
+the text and the model, so an entry cannot go stale; when the corpus changes, the sentences it
+no longer has just stop being asked for, and when the file passes :data:`MAX_RECORDS` it is
+rewritten with the newest half (a temporary file renamed over it). Nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+#: Records kept before the file is compacted to the newest half (about 1.6 kB each).
+MAX_RECORDS = 20_000
+
+
+def _record_type(dimension: int) -> np.dtype[np.void]:
+    return np.dtype([("key", "u1", (32,)), ("vector", "<f4", (dimension,)), ("crc", "<u4")])
+
+
+def _record_key(model_id: str, key: str) -> bytes:
+    return hashlib.sha256(f"{model_id}\0{key}".encode()).digest()
+
+
+def _crc(key: bytes, vector: bytes) -> int:
+    return zlib.crc32(key + vector)
+
+
+class VectorLog:
+    """A file of ``(key, vector)`` records with the store's cache interface."""
+
+    def __init__(self, path: Path, dimension: int, *, max_records: int = MAX_RECORDS) -> None:
+        self.path = path
+        self.dimension = dimension
+        self.max_records = max_records
+        self._type = _record_type(dimension)
+        self._lock = threading.Lock()
+        self._records: np.ndarray | None = None
+        self._rows: dict[bytes, int] = {}
+        self._fresh: dict[bytes, bytes] = {}
+
+    def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]:
+        records = self._mapped()
+        out: dict[str, bytes] = {}
+        for key in keys:
+            digest = _record_key(model_id, key)
+            blob = self._fresh.get(digest)
+            row = self._rows.get(digest)
+            if blob is None and row is not None:
+                vector = records[row]["vector"].tobytes()
+                if _crc(digest, vector) == int(records[row]["crc"]):
+                    blob = vector
+            if blob is not None:
+                out[key] = blob
+        return out
+
+    def put_many(self, model_id: str, vectors: Mapping[str, bytes]) -> None:
+        """Append the vectors; a folder that cannot be written only loses the speed-up."""
+        if not vectors:
+            return
+        known = len(self._mapped())
+        records = np.zeros(len(vectors), dtype=self._type)
+        with self._lock:
+            for row, (key, blob) in enumerate(vectors.items()):
+                digest = _record_key(model_id, key)
+                records["key"][row] = np.frombuffer(digest, dtype=np.uint8)
+                records["vector"][row] = np.frombuffer(blob, dtype=np.float32)
+                vector = records["vector"][row].tobytes()
+                records["crc"][row] = _crc(digest, vector)
+                self._fresh[digest] = vector
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if known + len(self._fresh) > self.max_records:
+                    self._compact(records)
+                else:
+                    self._append(records)
+            except OSError:
+                return
+
+    def _append(self, records: np.ndarray) -> None:
+        # One write of whole rows: O_APPEND keeps concurrent writers' rows apart.
+        handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(handle, records.tobytes())
+        finally:
+            os.close(handle)
+
+    def _compact(self, records: np.ndarray) -> None:
+        """Rewrite the file with its newest records and ``records``: half the limit at most.
+
+        The file is mapped again first, for the rows appended since it was loaded (this
+        process's and others'); a row another process appends meanwhile may be lost, which
+        costs one embedding later.
+        """
+        half = max(self.max_records // 2, len(records))
+        new = np.concatenate([np.asarray(self._map()), records])[-half:]
+        handle, name = tempfile.mkstemp(prefix=f".{self.path.name}-", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(new.tobytes())
+            os.replace(name, self.path)
+        finally:
+            Path(name).unlink(missing_ok=True)
+        self._records = None  # mapped afresh at the next look
+
+    def _mapped(self) -> np.ndarray:
+        """The file's whole records, mapped, with the row of each key (the last one wins)."""
+        if self._records is None:
+            with self._lock:
+                if self._records is None:
+                    records = self._map()
+                    keys = np.ascontiguousarray(records["key"]).tobytes()
+                    self._rows = {keys[i * 32 : i * 32 + 32]: i for i in range(len(records))}
+                    self._fresh = {}
+                    self._records = records
+        return self._records
+
+    def _map(self) -> np.ndarray:
+        try:
+            count = self.path.stat().st_size // self._type.itemsize
+            if count:
+                return np.memmap(self.path, dtype=self._type, mode="r", shape=(count,))
+        except (OSError, ValueError):
+            pass
+        return np.zeros(0, dtype=self._type)
