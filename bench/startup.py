@@ -20,7 +20,8 @@ time of the child (user + system), and both as a multiple of ``python -c pass``.
 The demo is loaded into a temporary data directory first, and the user cache
 (``XDG_CACHE_HOME``: the language identifier's tables, MiniLM's optimised graph, see
 ``usercache.py``) points into it too, so nothing outside it is written. The first triage
-there, with that cache still empty, is timed once and reported on its own line.
+there is timed once and reported on its own line: it embeds the demo corpus into the store,
+builds the index and fills that cache.
 
 Bytecode: every child runs with ``PYTHONDONTWRITEBYTECODE`` unset and ``PYTHONPYCACHEPREFIX``
 inside the temporary folder, so that the runs after the first read compiled ``.pyc`` files as
@@ -105,7 +106,7 @@ def main() -> None:
             subprocess.run(triage, env=env, check=True, stdout=subprocess.DEVNULL)
         print(f"load average after: {os.getloadavg()[0]:.2f}; median of {args.runs} runs")
         print(
-            f"first triage, empty user cache (once): {first_wall:.3f} s wall, "
+            f"first triage (embeds the corpus, fills the caches; once): {first_wall:.3f} s wall, "
             f"{first_cpu:.3f} s CPU\n"
         )
         base_wall = statistics.median(w for w, _ in times["python -c pass"])
