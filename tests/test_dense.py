@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from supportagent.retrieval.dense import (
 )
 from supportagent.store.embeddings import StoreVectorCache, count_vectors, get_vectors, put_vectors
 from supportagent.store.store import Store
+from supportagent.usercache import remember_verified, verified_before
 
 # --- the offline model ------------------------------------------------------------------------
 
@@ -125,6 +128,24 @@ def test_an_unwritable_cache_still_embeds(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     reference = _vectors(_unoptimised_cache_free_session())
     assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
+
+
+def test_a_verified_file_is_hashed_again_once_it_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = tmp_path / "model.bin"
+    model.write_bytes(b"weights")
+    pin = hashlib.sha256(b"weights").hexdigest()
+    assert not verified_before(model, pin)
+    remember_verified(model, pin)
+    assert verified_before(model, pin) and not verified_before(model, "0" * 64)
+    model.write_bytes(b"other weights")
+    assert not verified_before(model, pin)
+    remember_verified(model, pin)
+    stat = model.stat()
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # same size, later
+    assert not verified_before(model, pin)
 
 
 def test_pinned_files_match_their_hashes() -> None:

@@ -30,7 +30,13 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.errors import UserError
-from supportagent.usercache import cache_folder, publish_folder, remove_stale
+from supportagent.usercache import (
+    cache_folder,
+    publish_folder,
+    remember_verified,
+    remove_stale,
+    verified_before,
+)
 
 Vectors = npt.NDArray[np.float32]
 #: Called with (texts done, texts in all) while a batch of texts is embedded.
@@ -84,7 +90,10 @@ class PinnedFile:
     sha256: str
 
     def locate(self) -> Path:
-        """The verified file; EmbeddingError when it is missing or differs from the pin."""
+        """The verified file; EmbeddingError when it is missing or differs from the pin.
+
+        A file found to match once is not hashed again until it changes (``usercache``).
+        """
         try:
             dist = metadata.distribution(self.distribution)
         except metadata.PackageNotFoundError:
@@ -95,12 +104,15 @@ class PinnedFile:
         located = Path(str(dist.locate_file(self.path)))
         if not located.is_file():
             raise EmbeddingError(f"{self.path} is missing from {self.distribution}; reinstall it.")
+        if verified_before(located, self.sha256):
+            return located
         digest = file_sha256(located)
         if digest != self.sha256:
             raise EmbeddingError(
                 f"{located} has sha256 {digest}, expected {self.sha256}: the file is not the "
                 f"pinned model file; reinstall {self.distribution}."
             )
+        remember_verified(located, self.sha256)
         return located
 
 
