@@ -49,6 +49,10 @@ def test_a_torn_tail_and_a_damaged_record_are_skipped(tmp_path: Path) -> None:
     data[record + 40] ^= 0xFF  # a bit of beta's vector flipped
     path.write_bytes(bytes(data) + b"\0" * (record // 2))  # and half a record of zeros
     assert _found(path, ["alpha", "beta", "gamma"]) == {"alpha", "gamma"}
+    # The next write does not append after the torn row: the file is rewritten sound first.
+    _put(VectorLog(path, DIM), ["delta"])
+    assert _found(path, ["alpha", "beta", "gamma", "delta"]) == {"alpha", "gamma", "delta"}
+    assert path.stat().st_size == 3 * record
 
 
 def test_past_the_limit_the_file_keeps_the_newest_half(tmp_path: Path) -> None:

@@ -53,17 +53,18 @@ class VectorLog:
         self.max_records = max_records
         self._type = _record_type(dimension)
         self._lock = threading.Lock()
-        self._records: np.ndarray | None = None
-        self._rows: dict[bytes, int] = {}
+        #: The mapped records and the row of each key (the last one wins), replaced together.
+        self._snapshot: tuple[np.ndarray, dict[bytes, int]] | None = None
+        #: What this process appended since the file was mapped.
         self._fresh: dict[bytes, bytes] = {}
 
     def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]:
-        records = self._mapped()
+        records, rows = self._mapped()
         out: dict[str, bytes] = {}
         for key in keys:
             digest = _record_key(model_id, key)
             blob = self._fresh.get(digest)
-            row = self._rows.get(digest)
+            row = rows.get(digest)
             if blob is None and row is not None:
                 vector = records[row]["vector"].tobytes()
                 if _crc(digest, vector) == int(records[row]["crc"]):
@@ -76,7 +77,7 @@ class VectorLog:
         """Append the vectors; a folder that cannot be written only loses the speed-up."""
         if not vectors:
             return
-        known = len(self._mapped())
+        known = len(self._mapped()[0])
         records = np.zeros(len(vectors), dtype=self._type)
         with self._lock:
             for row, (key, blob) in enumerate(vectors.items()):
@@ -88,30 +89,40 @@ class VectorLog:
                 self._fresh[digest] = vector
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                if known + len(self._fresh) > self.max_records:
+                if known + len(self._fresh) > self.max_records or not self._append(records):
                     self._compact(records)
-                else:
-                    self._append(records)
             except OSError:
                 return
 
-    def _append(self, records: np.ndarray) -> None:
-        # One write of whole rows: O_APPEND keeps concurrent writers' rows apart.
+    def _append(self, records: np.ndarray) -> bool:
+        """Append whole rows; False, writing nothing, when the file does not end on a row
+        boundary (a write cut short): rows appended after it would all be misread."""
         handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            if os.fstat(handle).st_size % self._type.itemsize:
+                return False
+            # One write of whole rows: O_APPEND keeps concurrent writers' rows apart.
             os.write(handle, records.tobytes())
         finally:
             os.close(handle)
+        return True
 
     def _compact(self, records: np.ndarray) -> None:
-        """Rewrite the file with its newest records and ``records``: half the limit at most.
+        """Rewrite the file with its newest sound records and ``records``, at most half the
+        limit: a temporary file renamed over it.
 
         The file is mapped again first, for the rows appended since it was loaded (this
         process's and others'); a row another process appends meanwhile may be lost, which
         costs one embedding later.
         """
+        current = self._map()
+        sound = [
+            i
+            for i, record in enumerate(current)
+            if _crc(record["key"].tobytes(), record["vector"].tobytes()) == int(record["crc"])
+        ]
         half = max(self.max_records // 2, len(records))
-        new = np.concatenate([np.asarray(self._map()), records])[-half:]
+        new = np.concatenate([np.asarray(current[sound]), records])[-half:]
         handle, name = tempfile.mkstemp(prefix=f".{self.path.name}-", dir=self.path.parent)
         try:
             with os.fdopen(handle, "wb") as out:
@@ -119,21 +130,23 @@ class VectorLog:
             os.replace(name, self.path)
         finally:
             Path(name).unlink(missing_ok=True)
-        self._records = None  # mapped afresh at the next look
+        self._snapshot = None  # mapped afresh at the next look
 
-    def _mapped(self) -> np.ndarray:
-        """The file's whole records, mapped, with the row of each key (the last one wins)."""
-        if self._records is None:
+    def _mapped(self) -> tuple[np.ndarray, dict[bytes, int]]:
+        snapshot = self._snapshot
+        if snapshot is None:
             with self._lock:
-                if self._records is None:
+                snapshot = self._snapshot
+                if snapshot is None:
                     records = self._map()
                     keys = np.ascontiguousarray(records["key"]).tobytes()
-                    self._rows = {keys[i * 32 : i * 32 + 32]: i for i in range(len(records))}
+                    rows = {keys[i * 32 : i * 32 + 32]: i for i in range(len(records))}
                     self._fresh = {}
-                    self._records = records
-        return self._records
+                    snapshot = self._snapshot = (records, rows)
+        return snapshot
 
     def _map(self) -> np.ndarray:
+        """The file's whole rows, mapped read-only; none when it is absent or empty."""
         try:
             count = self.path.stat().st_size // self._type.itemsize
             if count:
