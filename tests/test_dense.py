@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 from embedding_fakes import EmbeddingsServer, HashingEmbedder, hashed_vector
+from supportagent import language
 from supportagent.agent.knowledge import Knowledge, build_embedder
 from supportagent.config import Settings
 from supportagent.domain import DocKind, Document
 from supportagent.errors import UserError
+from supportagent.language import detect_language
 from supportagent.retrieval.dense import (
     MINILM_DIMENSION,
     MINILM_ONNX,
@@ -26,12 +28,11 @@ from supportagent.retrieval.dense import (
     OpenAIEmbedder,
     PinnedFile,
     _MiniLMRuntime,
-    _session_options,
     content_key,
     embed_with_progress,
     file_sha256,
-    open_session,
 )
+from supportagent.retrieval.onnx_session import _session_options, open_session
 from supportagent.store.embeddings import StoreVectorCache, count_vectors, get_vectors, put_vectors
 from supportagent.store.store import Store
 from supportagent.usercache import remember_verified, verified_before
@@ -128,6 +129,25 @@ def test_an_unwritable_cache_still_embeds(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     reference = _vectors(_unoptimised_cache_free_session())
     assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
+
+
+def test_without_a_home_folder_nothing_is_cached_and_all_still_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    reference = _vectors(_unoptimised_cache_free_session())
+    assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
+    monkeypatch.setattr(language, "_IDENTIFIER", None)
+    assert (
+        detect_language(
+            "Wie lange werden die Ereignisse wiederholt, wenn unser Server nicht antwortet?"
+        ).code
+        == "de"
+    )
 
 
 def test_a_verified_file_is_hashed_again_once_it_changes(

@@ -116,22 +116,12 @@ def _load_identifier() -> Any:
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     source = Path(MODEL_FILE) if Path(MODEL_FILE).is_absolute() else Path(MODEL_DIR) / MODEL_FILE
-    stat = source.stat()
-    candidates = hashlib.sha256(",".join(CANDIDATES).encode()).hexdigest()[:12]
-    name = f"langid-{_CACHE_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}-{candidates}"
-    folder = cache_folder() / name
     try:
-        tables = _map_tables(folder)
+        tables = _cached_tables(source)
     except (OSError, ValueError):
-        shutil.rmtree(folder, ignore_errors=True)  # truncated or half-deleted: made anew
-        try:
-            publish_folder(folder, lambda work: _write_tables(source, work))
-            remove_stale(folder.parent, "langid-", keep=name)
-            tables = _map_tables(folder)
-        except (OSError, ValueError):
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            identifier.set_languages(CANDIDATES)
-            return identifier
+        identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        identifier.set_languages(CANDIDATES)
+        return identifier
     return LanguageIdentifier(
         np.asarray(tables["ptc"]),
         np.asarray(tables["pc"]),
@@ -141,6 +131,22 @@ def _load_identifier() -> Any:
         norm_probs=True,
         tk_row=_as_ints(tables["nextmove_row"]),
     )
+
+
+def _cached_tables(source: Path) -> dict[str, Any]:
+    """The mapped tables of ``source`` in the cache folder, written first when they are not
+    there or cannot be read; OSError or ValueError when the cache cannot be used at all."""
+    stat = source.stat()
+    candidates = hashlib.sha256(",".join(CANDIDATES).encode()).hexdigest()[:12]
+    name = f"langid-{_CACHE_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}-{candidates}"
+    folder = cache_folder() / name
+    try:
+        return _map_tables(folder)
+    except (OSError, ValueError):
+        shutil.rmtree(folder, ignore_errors=True)  # truncated or half-deleted: made anew
+    publish_folder(folder, lambda work: _write_tables(source, work))
+    remove_stale(folder.parent, "langid-", keep=name)
+    return _map_tables(folder)
 
 
 def _write_tables(source: Path, folder: Path) -> None:

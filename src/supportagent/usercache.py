@@ -18,8 +18,14 @@ from pathlib import Path
 
 
 def cache_folder() -> Path:
-    """``$XDG_CACHE_HOME/supportagent``, else ``~/.cache/supportagent``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """``$XDG_CACHE_HOME/supportagent``, else ``~/.cache/supportagent``; OSError when there is
+    neither (a service account without a home), which callers treat as an unwritable cache."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError as exc:
+            raise OSError(f"no folder for the cache: {exc}") from None
     return Path(base) / "supportagent"
 
 
@@ -87,8 +93,8 @@ def verified_before(path: Path, sha256: str) -> bool:
 
 def remember_verified(path: Path, sha256: str) -> None:
     """Note that ``path`` has ``sha256`` now (see :func:`verified_before`); best effort."""
-    target = _stamp_file(path, sha256)
     try:
+        target = _stamp_file(path, sha256)
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, name = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
     except OSError:
