@@ -104,3 +104,24 @@ def test_a_second_process_embeds_only_the_texts_no_run_saw(
     after = second([*sentences, "How long do both keys work?"])
     assert embedded == ["How long do both keys work?"]
     assert np.array_equal(after[:2], before)
+
+
+def _append_many(path: str, prefix: str) -> None:
+    log = VectorLog(Path(path), DIM)
+    for n in range(40):
+        _put(log, [f"{prefix} {n}", f"{prefix} {n} again"])
+
+
+def test_processes_appending_at_once_lose_no_record(tmp_path: Path) -> None:
+    import multiprocessing
+
+    path = tmp_path / "vectors.bin"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_append_many, args=(str(path), p)) for p in "abc"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    texts = [f"{p} {n}{tail}" for p in "abc" for n in range(40) for tail in ("", " again")]
+    assert _found(path, texts) == set(texts)
