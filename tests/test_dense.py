@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from embedding_fakes import EmbeddingsServer, HashingEmbedder, hashed_vector
+from supportagent import language
 from supportagent.agent.knowledge import Knowledge, build_embedder
 from supportagent.config import Settings
 from supportagent.domain import DocKind, Document
 from supportagent.errors import UserError
+from supportagent.language import detect_language
 from supportagent.retrieval.dense import (
     MINILM_DIMENSION,
     MINILM_ONNX,
@@ -22,12 +27,15 @@ from supportagent.retrieval.dense import (
     OnnxMiniLM,
     OpenAIEmbedder,
     PinnedFile,
+    _MiniLMRuntime,
     content_key,
     embed_with_progress,
     file_sha256,
 )
+from supportagent.retrieval.onnx_session import _session_options, open_session
 from supportagent.store.embeddings import StoreVectorCache, count_vectors, get_vectors, put_vectors
 from supportagent.store.store import Store
+from supportagent.usercache import remember_verified, verified_before
 
 # --- the offline model ------------------------------------------------------------------------
 
@@ -63,6 +71,101 @@ def test_long_and_empty_texts() -> None:
     assert vectors.shape == (2, MINILM_DIMENSION)
     assert np.isfinite(vectors).all()
     assert model.embed([]).shape == (0, MINILM_DIMENSION)
+
+
+_SENTENCES = [
+    "How do I rotate my API key without downtime?",
+    "During the grace period both the old key and the new key work.",
+    "word " * 300,
+]
+
+
+def _vectors(session: object, tokenizer: Path | None = None) -> np.ndarray:
+    runtime = _MiniLMRuntime(session, tokenizer or MINILM_TOKENIZER.locate())
+    return runtime.encode(_SENTENCES)
+
+
+def _unoptimised_cache_free_session() -> object:
+    """The session every process built before the graph was cached: highest level, no save."""
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    options = _session_options(None, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    return ort.InferenceSession(
+        str(MINILM_ONNX.locate()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
+def test_the_cached_graph_gives_the_same_vectors_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    reference = _vectors(_unoptimised_cache_free_session())
+    built = _vectors(open_session(MINILM_ONNX))
+    (folder,) = (tmp_path / "supportagent").glob("minilm-*")
+    # A hit does not hash the model file again: the pinned file is not even looked for.
+    tokenizer = MINILM_TOKENIZER.locate()
+    monkeypatch.setattr(PinnedFile, "locate", lambda self: pytest.fail("located again"))
+    loaded = _vectors(open_session(MINILM_ONNX), tokenizer)
+    assert np.array_equal(built, reference) and np.array_equal(loaded, reference)
+    assert sorted(p.name for p in folder.iterdir()) == ["model.onnx", "weights.bin"]
+
+
+def test_a_truncated_cached_graph_is_made_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    expected = _vectors(open_session(MINILM_ONNX))
+    (weights,) = (tmp_path / "supportagent").glob("minilm-*/weights.bin")
+    size = weights.stat().st_size
+    with weights.open("r+b") as handle:
+        handle.truncate(size // 2)
+    assert np.array_equal(_vectors(open_session(MINILM_ONNX)), expected)
+    assert weights.stat().st_size == size
+
+
+def test_an_unwritable_cache_still_embeds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    reference = _vectors(_unoptimised_cache_free_session())
+    assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
+
+
+def test_without_a_home_folder_nothing_is_cached_and_all_still_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    reference = _vectors(_unoptimised_cache_free_session())
+    assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
+    monkeypatch.setattr(language, "_IDENTIFIER", None)
+    assert (
+        detect_language(
+            "Wie lange werden die Ereignisse wiederholt, wenn unser Server nicht antwortet?"
+        ).code
+        == "de"
+    )
+
+
+def test_a_verified_file_is_hashed_again_once_it_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = tmp_path / "model.bin"
+    model.write_bytes(b"weights")
+    pin = hashlib.sha256(b"weights").hexdigest()
+    assert not verified_before(model, pin)
+    remember_verified(model, pin)
+    assert verified_before(model, pin) and not verified_before(model, "0" * 64)
+    model.write_bytes(b"other weights")
+    assert not verified_before(model, pin)
+    remember_verified(model, pin)
+    stat = model.stat()
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # same size, later
+    assert not verified_before(model, pin)
 
 
 def test_pinned_files_match_their_hashes() -> None:

@@ -11,16 +11,16 @@ only.
 
 from __future__ import annotations
 
+import hashlib
 import lzma
-import os
 import re
 import shutil
-import tempfile
 import threading
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from supportagent.usercache import cache_folder, publish_folder, remove_stale
 
 ENGLISH = "en"
 #: Below this many words of prose a guess is never reliable.
@@ -92,64 +92,110 @@ def _identifier() -> Any:
     if _IDENTIFIER is None:
         with _LOCK:
             if _IDENTIFIER is None:
-                identifier = _load_identifier()
-                identifier.set_languages(CANDIDATES)
-                _IDENTIFIER = identifier
+                _IDENTIFIER = _load_identifier()
     return _IDENTIFIER
 
 
-def _cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "supportagent"
+#: Bump when the cached form of the identifier's tables changes.
+_CACHE_FORMAT = "v2"
+_TABLES = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
 
 
 def _load_identifier() -> Any:
-    """The identifier, from an uncompressed copy of the wheel's model when there is one.
+    """The identifier, from memory-mapped tables in the user's cache folder when it can.
 
-    The wheel ships the model as an LZMA-compressed npz; decompressing it was most of a
-    one-shot ``triage``'s language check (about 0.3 s of 0.4). The plain npz is kept in the
-    user's cache folder, named after the source file's size and mtime, and read with
-    ``allow_pickle=False``; if the folder cannot be written, the compressed file is read as
-    before. Either way the identifier gets the very same arrays.
+    The wheel ships the model as an LZMA-compressed npz: decompressing it took most of a
+    one-shot ``triage``'s language check, and reading even an uncompressed copy copied 68 MB
+    each run. So the tables are kept once as ``.npy`` files, already limited to CANDIDATES,
+    mapped rather than read (a text touches a few pages of them) and loaded with
+    ``allow_pickle=False``. The folder is named after the source file's size and mtime and the
+    candidates; an unreadable or truncated one is rebuilt, and without a writable cache the
+    compressed file is read as before. Either way the identifier gets the same numbers.
     """
     import numpy as np
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     source = Path(MODEL_FILE) if Path(MODEL_FILE).is_absolute() else Path(MODEL_DIR) / MODEL_FILE
-    stat = source.stat()
-    cached = _cache_folder() / f"langid-{stat.st_size}-{stat.st_mtime_ns}.npz"
     try:
-        data = np.load(cached, allow_pickle=False)
+        tables = _cached_tables(source)
     except (OSError, ValueError):
-        data = None
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            with (
-                tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp,
-                lzma.open(source) as packed,
-            ):
-                shutil.copyfileobj(packed, tmp, length=1 << 20)
-            os.replace(tmp.name, cached)
-            data = np.load(cached, allow_pickle=False)
-        except (OSError, ValueError):
-            return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    with data:
-        return LanguageIdentifier(
-            np.asarray(data["ptc"]),
-            np.asarray(data["pc"]),
-            data["classes"].tolist(),
-            _as_array(data["nextmove"]),
-            data["out_feat"].tolist(),
-            norm_probs=True,
-            tk_row=_as_array(data["nextmove_row"]),
-        )
+        identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        identifier.set_languages(CANDIDATES)
+        return identifier
+    return LanguageIdentifier(
+        np.asarray(tables["ptc"]),
+        np.asarray(tables["pc"]),
+        tables["classes"].tolist(),
+        _as_ints(tables["nextmove"]),
+        _as_ints(tables["out_feat"]),
+        norm_probs=True,
+        tk_row=_as_ints(tables["nextmove_row"]),
+    )
 
 
-def _as_array(values: Any) -> array[int]:
-    """A numpy unsigned array as the stdlib array py3langid's tables expect."""
-    out: array[int] = array({2: "H", 4: "I", 8: "L"}[values.dtype.itemsize])
-    out.frombytes(values.tobytes())
-    return out
+def _cached_tables(source: Path) -> dict[str, Any]:
+    """The mapped tables of ``source`` in the cache folder, written first when they are not
+    there or cannot be read; OSError or ValueError when the cache cannot be used at all."""
+    stat = source.stat()
+    candidates = hashlib.sha256(",".join(CANDIDATES).encode()).hexdigest()[:12]
+    name = f"langid-{_CACHE_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}-{candidates}"
+    folder = cache_folder() / name
+    try:
+        return _map_tables(folder)
+    except (OSError, ValueError):
+        shutil.rmtree(folder, ignore_errors=True)  # truncated or half-deleted: made anew
+    publish_folder(folder, lambda work: _write_tables(source, work))
+    remove_stale(folder.parent, "langid-", keep=name)
+    return _map_tables(folder)
+
+
+def _write_tables(source: Path, folder: Path) -> None:
+    """The wheel's model, decompressed and limited to CANDIDATES, one ``.npy`` per table.
+
+    The columns kept are the ones py3langid's ``set_languages(CANDIDATES)`` keeps, in the same
+    order, so the identifier built on them scores exactly as the restricted full model does.
+    """
+    import numpy as np
+
+    # Unpacked to a plain file first: a zip is read by seeking, which an LZMA stream can
+    # only do by decompressing again from the start.
+    unpacked = folder / "model.npz"
+    with lzma.open(source) as packed, unpacked.open("wb") as out:
+        shutil.copyfileobj(packed, out, length=1 << 20)
+    with np.load(unpacked, allow_pickle=False) as data:
+        model = {key: data[key] for key in _TABLES}
+    unpacked.unlink()
+    wanted = set(CANDIDATES)
+    keep = [i for i, code in enumerate(model["classes"].tolist()) if code in wanted]
+    model["ptc"] = np.ascontiguousarray(model["ptc"][:, keep])
+    model["pc"] = model["pc"][keep]
+    model["classes"] = model["classes"][keep]
+    for key, values in model.items():
+        np.save(folder / f"{key}.npy", values, allow_pickle=False)
+
+
+def _map_tables(folder: Path) -> dict[str, Any]:
+    """The cached tables, mapped read-only; ValueError when one is truncated or inconsistent."""
+    import numpy as np
+
+    tables = {
+        key: np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False) for key in _TABLES
+    }
+    classes = len(tables["classes"])
+    if (
+        tables["ptc"].ndim != 2
+        or tables["ptc"].shape[1] != classes
+        or tables["pc"].shape != (classes,)
+        or tables["out_feat"].shape != tables["nextmove_row"].shape
+    ):
+        raise ValueError(f"{folder}: the language tables do not fit together")
+    return tables
+
+
+def _as_ints(values: Any) -> memoryview:
+    """A mapped 1-D table as a memoryview, which py3langid indexes one entry at a time as fast
+    as the stdlib array it builds itself, without copying the table into memory."""
+    return memoryview(values)
 
 
 def detect_language(text: str, default: str = "en") -> Language:

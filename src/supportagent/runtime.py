@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -18,12 +19,14 @@ from supportagent.domain import SafetyResult, Ticket
 from supportagent.engines.base import Engine
 from supportagent.engines.offline import OfflineEngine
 from supportagent.errors import UserError
-from supportagent.ingest import IngestProblem, read_kb, read_resolved, read_tickets
 from supportagent.llm.budget import Budget
 from supportagent.llm.detect import probe_server
 from supportagent.llm.profiles import Probe, key_configured, resolve_endpoint
 from supportagent.store.audit_seal import AuditSeal, key_problem
 from supportagent.store.store import Store
+
+if TYPE_CHECKING:
+    from supportagent.ingest import IngestProblem
 
 
 def open_store(settings: Settings) -> Store:
@@ -193,6 +196,8 @@ class DemoLoad:
 
 def load_demo(store: Store) -> DemoLoad:
     """Load the demo KB, resolved tickets and inbox into ``store``."""
+    from supportagent.ingest import read_kb, read_resolved, read_tickets  # not for a triage
+
     root = demo_path()
     kb = read_kb(root / "kb")
     resolved = read_resolved(root / "resolved.jsonl")

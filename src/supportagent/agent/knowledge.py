@@ -29,12 +29,15 @@ from supportagent.retrieval.dense import (
 )
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever
+from supportagent.retrieval.vectorlog import VectorLog
 from supportagent.store.embeddings import StoreVectorCache
 from supportagent.store.store import Store
 
 #: The offline embedder, unless a caller says otherwise (``None`` turns dense search off).
 DEFAULT_EMBEDDER = "default"
 DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
+#: The file of sentence vectors in the index folder (see ``sentence_embedder``).
+SENTENCE_VECTORS = "sentence-vectors.bin"
 
 
 def build_embedder(settings: Settings, cache: VectorCache | None = None) -> Embedder | None:
@@ -93,6 +96,8 @@ class Knowledge:
         self._synced_at: datetime | None = None
         self._revision: int | None = None
         self._language: str | None = None
+        self._index_dir = index_dir
+        self._sentences: CachedEmbedder | None = None
         self.retriever = HybridRetriever(
             documents, embedder=embedder, fusion=fusion, progress=progress, index_dir=index_dir
         )
@@ -198,14 +203,22 @@ class Knowledge:
         """How to embed short texts (a ticket's candidate sentences) with the search's model;
         None without dense search.
 
-        The offline MiniLM is used directly, not through the store's cache: its in-process memo
-        makes a sentence seen before free, and sentences need not fill the store.
+        The offline MiniLM is not put behind the store's cache, which sentences need not fill,
+        but behind a file of sentence vectors next to the index (``vectorlog.py``): a one-shot
+        ``triage`` then embeds only the texts no earlier run saw, the ticket's own, not the
+        evidence's sentences again. Without an index folder its in-process memo does alone.
         """
         embedder = self.retriever.embedder
         if embedder is None:
             return None
         if isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, OnnxMiniLM):
-            return embedder.inner.embed
+            if self._index_dir is None:
+                return embedder.inner.embed
+            with self._lock:
+                if self._sentences is None:
+                    log = VectorLog(self._index_dir / SENTENCE_VECTORS, embedder.inner.dimension)
+                    self._sentences = CachedEmbedder(embedder.inner, log)
+            return self._sentences.embed
         return embedder.embed
 
     def similarity(self, text: str, passage_ids: Sequence[str]) -> list[float] | None:

@@ -16,6 +16,8 @@ How a command module stays lazy (so `supportagent --help` starts at once; the te
 
 from __future__ import annotations
 
+import gc
+
 from supportagent.cli import audit as audit
 from supportagent.cli import core as core
 from supportagent.cli import demo as demo
@@ -29,7 +31,19 @@ from supportagent.cli.app import app
 
 
 def main() -> None:
-    app()
+    """The console script: run the command, then leave the heap to the operating system.
+
+    The process ends when the command returns. Frozen, its objects are not traced again by
+    the collections the interpreter runs on its way out, which took about 0.25 s CPU of a
+    one-shot ``triage`` (a fifth of it). atexit handlers still run and reference counting
+    still frees what it frees; only objects caught in reference cycles are left to the
+    operating system, and Python never promised those their ``__del__`` at exit. Only the
+    script does this, not the app that tests and servers embed.
+    """
+    try:
+        app()
+    finally:
+        gc.freeze()
 
 
 __all__ = ["app", "main"]

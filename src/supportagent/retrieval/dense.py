@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.errors import UserError
+from supportagent.usercache import remember_verified, verified_before
 
 Vectors = npt.NDArray[np.float32]
 #: Called with (texts done, texts in all) while a batch of texts is embedded.
@@ -82,7 +83,10 @@ class PinnedFile:
     sha256: str
 
     def locate(self) -> Path:
-        """The verified file; EmbeddingError when it is missing or differs from the pin."""
+        """The verified file; EmbeddingError when it is missing or differs from the pin.
+
+        A file found to match once is not hashed again until it changes (``usercache``).
+        """
         try:
             dist = metadata.distribution(self.distribution)
         except metadata.PackageNotFoundError:
@@ -93,12 +97,15 @@ class PinnedFile:
         located = Path(str(dist.locate_file(self.path)))
         if not located.is_file():
             raise EmbeddingError(f"{self.path} is missing from {self.distribution}; reinstall it.")
+        if verified_before(located, self.sha256):
+            return located
         digest = file_sha256(located)
         if digest != self.sha256:
             raise EmbeddingError(
                 f"{located} has sha256 {digest}, expected {self.sha256}: the file is not the "
                 f"pinned model file; reinstall {self.distribution}."
             )
+        remember_verified(located, self.sha256)
         return located
 
 
@@ -177,24 +184,13 @@ def plan_batches(
 class _MiniLMRuntime:
     """The loaded tokenizer and ONNX session; built once per process and shared."""
 
-    def __init__(self, model: Path, tokenizer_file: Path, threads: int | None) -> None:
-        import onnxruntime as ort  # type: ignore[import-untyped]
+    def __init__(self, session: Any, tokenizer_file: Path) -> None:
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(tokenizer_file))
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # Idle worker threads must sleep, not spin: right after a query is embedded the same
-        # cores run BM25 and the dense matrix product, which spinning threads would slow.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if threads:
-            options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(
-            str(model), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self.session = session
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = tokenizer
 
@@ -274,8 +270,10 @@ class OnnxMiniLM:
         with _RUNTIMES_LOCK:
             runtime = _RUNTIMES.get(key)
             if runtime is None:
-                model_path, tokenizer_path = self._model.locate(), self._tokenizer.locate()
-                runtime = _MiniLMRuntime(model_path, tokenizer_path, self._threads)
+                from supportagent.retrieval.onnx_session import open_session
+
+                session = open_session(self._model, self._threads)
+                runtime = _MiniLMRuntime(session, self._tokenizer.locate())
                 _RUNTIMES[key] = runtime
         return runtime
 

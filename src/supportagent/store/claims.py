@@ -26,7 +26,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from supportagent.domain import Status
 from supportagent.store import tables as t
@@ -233,7 +232,7 @@ class Claims:
     def _try_claim(self, conn: sa.Connection, ticket_id: str, attempts: int) -> Claim | None:
         """Write the claim and bump the attempt counter; None if another claimer won."""
         attempt = attempts + 1
-        insert = postgresql.insert if _pg(conn) else sqlite.insert
+        insert = t.upsert_insert(conn.dialect.name)
         values = {
             "ticket_id": ticket_id,
             "attempt": attempt,

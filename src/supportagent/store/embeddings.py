@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
-from supportagent.store.tables import metadata
+from supportagent.store.tables import metadata, upsert_insert
 
 if TYPE_CHECKING:  # the Store imports the migrations, which import this module
     from supportagent.store.store import Store
@@ -76,7 +75,7 @@ def put_vectors(engine: sa.Engine, model_id: str, vectors: Mapping[str, bytes]) 
                 "created_at": now,
             }
         )
-    insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+    insert = upsert_insert(engine.dialect.name)
     with engine.begin() as conn:
         for start in range(0, len(rows), _CHUNK):
             statement = insert(embedding_cache).on_conflict_do_nothing(
