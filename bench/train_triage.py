@@ -5,13 +5,15 @@
 Training rows: every exemplar of `src/supportagent/exemplars/triage/` (its class's bucket) and
 the risk exemplars of `exemplars/safety/` (needs_human), then the tune half of every triage set
 found (`evals.catalog`; our own sets by their `split` field, public ones by a hash of the id,
-sets named `*_tune` whole, `*_report` and the report-only sets never). Each source weighs the
+sets named `*_tune` whole, `*_train` only with `--with-train-sets`, `*_report` and the
+report-only sets never). Each source weighs the
 same in the loss. Report on the test halves with `supportagent eval triage DATASET --split test`
 (our sets) or `bench/triage_report.py`.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from datetime import UTC, datetime
@@ -37,11 +39,16 @@ ANSWERABLE_MIN = 0.5
 #: Chosen on the tune halves (mean bucket accuracy over the risk set, Brightwrench, Banking77,
 #: Bitext and the Ticket Tagger tune sample; shifts 0.25, 0.5, 0.75), on 1 December 2026 after
 #: safety-risk tickets left the training rows: 0.878 at 0.5, 0.8778 at 0.25, 0.8768 at 0.75.
+#: Checked again with --with-train-sets (the Ticket Tagger training rows): 0.849 at 0.5,
+#: 0.846 at 0.25.
 ANSWERABLE_SHIFT = 0.5
 RISKS = ("self_harm_risk", "security_incident", "payment_fraud", "legal_threat")
 
 
-def training_rows() -> list[tuple[Ticket, Bucket, str]]:
+def training_rows(*, with_train_sets: bool = False) -> list[tuple[Ticket, Bucket, str]]:
+    """Every training row; sets named ``*_train`` (extra rows of a public set, written by
+    ``bench/fetch_eval_sets.py``) only when asked: the shipped model was chosen without them,
+    see docs/triage.md, round 3."""
     rows: list[tuple[Ticket, Bucket, str]] = []
     triage = load_exemplars("triage")
     for i, (label, text) in enumerate(zip(triage.labels, triage.texts, strict=True)):
@@ -52,6 +59,8 @@ def training_rows() -> list[tuple[Ticket, Bucket, str]]:
             rows.append((Ticket(f"ex-s{i}", "", text), Bucket.NEEDS_HUMAN, "exemplars"))
     for dataset in find_datasets():
         if dataset.kind != "triage" or dataset.name in REPORT_ONLY:
+            continue
+        if dataset.name.endswith("_train") and not with_train_sets:
             continue
         for row in read_triage(dataset.path):
             if split_of(dataset.name, row, dataset.ours) != "tune":
@@ -66,7 +75,12 @@ def training_rows() -> list[tuple[Ticket, Bucket, str]]:
 
 
 def main() -> None:
-    rows = training_rows()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--with-train-sets", action="store_true", help="add the rows of sets named *_train"
+    )
+    args = parser.parse_args()
+    rows = training_rows(with_train_sets=args.with_train_sets)
     embedder = OnnxMiniLM()
     features = np.stack([ticket_features(t, routing_matches(t), embedder) for t, _, _ in rows])
     labels = [b for _, b, _ in rows]
