@@ -75,8 +75,14 @@ def idf(n_docs: int, df: int) -> float:
 
 def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tuple[int, float]]:
     """The ``k`` best positive scores as ``(index, score)``, highest first, ties by index."""
+    found = top_indices(scores, k, mask)
+    return [(int(i), float(scores[i])) for i in found]
+
+
+def top_indices(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> npt.NDArray[np.intp]:
+    """The indices ``top_k`` returns, as an array (no Python objects for a deep cut)."""
     if k <= 0:
-        return []
+        return np.empty(0, dtype=np.intp)
     keep = scores > 0
     floor = _floor(scores, k, mask)
     if floor is not None:
@@ -84,16 +90,13 @@ def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tu
     if mask is not None:
         keep &= mask
     candidates = np.flatnonzero(keep)
-    if candidates.size == 0:
-        return []
     if candidates.size > 4 * k:
         # Only the k best can matter: cut with a partial sort, keeping every tie of the k-th.
         values = scores[candidates]
         kth = np.partition(values, values.size - k)[values.size - k]
         candidates = candidates[values >= kth]
     # lexsort orders by the last key first: score descending, then index ascending.
-    order = np.lexsort((candidates, -scores[candidates]))[:k]
-    return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+    return candidates[np.lexsort((candidates, -scores[candidates]))[:k]]
 
 
 #: Arrays at least this long are cut by a sampled bound first (see ``_floor``).
@@ -132,6 +135,23 @@ class _Postings:
     def df(self, token: str) -> int:
         i = self.vocab.get(token)
         return 0 if i is None else int(self.start[i + 1] - self.start[i])
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One query token's postings in one part of the index (merged or tail): document
+    ``docs[i]`` (ascending) gets ``weights[i] * scale`` from it, in float32, as ``scores``
+    adds it. ``key`` names the token's postings for the cache of their peaks."""
+
+    docs: npt.NDArray[np.int32]
+    weights: npt.NDArray[np.float32]
+    scale: np.float32 | None
+    key: tuple[int, int]
+
+    def contributions(self, at: npt.NDArray[np.intp] | None = None) -> Scores:
+        """What the documents at ``at`` (indices into ``docs``; all when None) get."""
+        weights = self.weights if at is None else self.weights[at]
+        return weights if self.scale is None else weights * self.scale
 
 
 def _postings(
@@ -188,6 +208,8 @@ class BM25Index:
         self._merged, self._tail = merged, tail
         self._size, self._merged_size, self._avgdl = size, merged_size, avgdl
         self._tail_tokens = tail_tokens
+        # The largest weight of each token's postings, computed once: the index never changes.
+        self._peaks: dict[tuple[int, int], float] = {}
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> BM25Index:
@@ -268,9 +290,9 @@ class BM25Index:
         """
         return sum(self.idf(token) for token in query_tokens if token)
 
-    def scores(self, query_tokens: Sequence[str]) -> Scores:
-        """The score of every document (zero where no query token occurs)."""
-        out = np.zeros(self._size, dtype=np.float32)
+    def terms(self, query_tokens: Sequence[str]) -> list[Term]:
+        """The postings a query adds up, token by token in query order (repeats count again)."""
+        out: list[Term] = []
         merged, tail = self._merged, self._tail
         for token, repeats in Counter(t for t in query_tokens if t).items():
             i, j = merged.vocab.get(token), tail.vocab.get(token)
@@ -278,17 +300,33 @@ class BM25Index:
                 continue
             now = idf(self._size, self.df(token))
             if i is not None:
-                lo, hi = merged.start[i], merged.start[i + 1]
+                lo, hi = int(merged.start[i]), int(merged.start[i + 1])
                 # The merged weights carry the idf of the last merge; rescale only if it moved.
-                factor = repeats * now / idf(self._merged_size, int(hi - lo))
-                weights = merged.weights[lo:hi]
-                if factor != 1.0:
-                    weights = weights * np.float32(factor)
-                # A token's documents are distinct, and add.at is numpy's fast scatter-add.
-                np.add.at(out, merged.docs[lo:hi], weights)
+                factor = repeats * now / idf(self._merged_size, hi - lo)
+                scale = None if factor == 1.0 else np.float32(factor)
+                out.append(Term(merged.docs[lo:hi], merged.weights[lo:hi], scale, (0, i)))
             if j is not None:
-                lo, hi = tail.start[j], tail.start[j + 1]
-                np.add.at(out, tail.docs[lo:hi], np.float32(repeats * now) * tail.weights[lo:hi])
+                lo, hi = int(tail.start[j]), int(tail.start[j + 1])
+                scale = np.float32(repeats * now)
+                out.append(Term(tail.docs[lo:hi], tail.weights[lo:hi], scale, (1, j)))
+        return out
+
+    def peak(self, term: Term) -> float:
+        """The most any document gets from ``term`` (the same float32 product it adds)."""
+        weight = self._peaks.get(term.key)
+        if weight is None:
+            weight = float(term.weights.max())
+            self._peaks[term.key] = weight  # a race computes the same value twice
+        if term.scale is None:
+            return weight
+        return float(np.float32(weight) * term.scale)
+
+    def scores(self, query_tokens: Sequence[str]) -> Scores:
+        """The score of every document (zero where no query token occurs)."""
+        out = np.zeros(self._size, dtype=np.float32)
+        for term in self.terms(query_tokens):
+            # A token's documents are distinct, and add.at is numpy's fast scatter-add.
+            np.add.at(out, term.docs, term.contributions())
         return out
 
     def search_tokens(
