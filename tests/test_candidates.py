@@ -181,3 +181,21 @@ def test_a_query_no_passage_has_and_k_beyond_every_candidate() -> None:
     full = lexical._snapshot.indexes["body"].scores(["fjord"])
     assert len(many) == int(np.count_nonzero(full > 0))
     assert [h.score for h in many] == sorted((h.score for h in many), reverse=True)
+
+
+def test_a_token_with_no_postings_in_an_index_from_arrays() -> None:
+    # An index written by other code (bench/hybrid_1m.py) may list a token no passage has.
+    arrays = {
+        "vocab": np.frombuffer(b"alphabravo", dtype=np.uint8),
+        "vocab_ends": np.array([5, 10], dtype=np.int64),
+        "start": np.array([0, 2, 2], dtype=np.int64),
+        "docs": np.array([0, 2], dtype=np.int32),
+        "weights": np.array([0.5, 0.25], dtype=np.float32),
+    }
+    index = BM25Index.from_arrays(arrays, size=3, avgdl=1.0)
+    assert index.terms(["bravo"]) == []
+    scores = LexicalScores(index, ["bravo", "alpha"])
+    top = scores.top(5, None)
+    assert list(zip(top.positions.tolist(), top.scores.tolist(), strict=True)) == top_k(
+        index.scores(["bravo", "alpha"]), 5
+    )

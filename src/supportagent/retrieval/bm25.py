@@ -299,13 +299,14 @@ class BM25Index:
             if i is None and j is None:
                 continue
             now = idf(self._size, self.df(token))
-            if i is not None:
+            # A token can have no postings in one part (an index written by other code).
+            if i is not None and merged.start[i + 1] > merged.start[i]:
                 lo, hi = int(merged.start[i]), int(merged.start[i + 1])
                 # The merged weights carry the idf of the last merge; rescale only if it moved.
                 factor = repeats * now / idf(self._merged_size, hi - lo)
                 scale = None if factor == 1.0 else np.float32(factor)
                 out.append(Term(merged.docs[lo:hi], merged.weights[lo:hi], scale, (0, i)))
-            if j is not None:
+            if j is not None and tail.start[j + 1] > tail.start[j]:
                 lo, hi = int(tail.start[j]), int(tail.start[j + 1])
                 scale = np.float32(repeats * now)
                 out.append(Term(tail.docs[lo:hi], tail.weights[lo:hi], scale, (1, j)))
