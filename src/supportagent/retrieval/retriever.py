@@ -347,8 +347,9 @@ class HybridRetriever:
         snapshot = self._snapshot
         out = {s: snapshot.indexes[s].ceiling(tokens) for s in LEXICAL}
         if fusion.lexical_trust and out["body"] > 0 and len(snapshot.passages):
-            best = LexicalScores(snapshot.indexes["body"], tokens).top(1, None).scores
-            out["body"] /= 1.0 + fusion.lexical_trust * float(best.max(initial=0.0)) / out["body"]
+            top = LexicalScores(snapshot.indexes["body"], tokens).top(1, None).scores
+            best = float(top.max(initial=0.0)) / out["body"]
+            out["body"] /= 1.0 + fusion.lexical_trust * best
         if self.embedder is not None:
             out["dense"] = 1.0
             if self._snapshot.history is not None:
