@@ -9,7 +9,8 @@ docs/scaling.md). So the parent writes, with numpy alone, the arrays the on-disk
 for the corpus of ``bench/retrieval.py`` (same seed, Zipf words, one resolved ticket per
 passage, titles ``ticket <i>`` plus the first 60 characters, as ``bench/workers.py`` makes):
 
-* BM25 postings of bodies and titles, in ``BM25Index.to_arrays`` layout, with the weights
+* BM25 postings of bodies and titles, in ``BM25Index.to_arrays`` layout (the vocabulary
+  searched where it is mapped, ``vocabulary.py``), with the weights
   ``bm25._postings`` computes (checked against ``BM25Index.from_tokens`` on the first 2,000
   passages, which must give the same scores);
 * the passage vectors (clustered unit vectors, as ``bench/dense_ivf.py`` makes) and the IVF
@@ -68,6 +69,7 @@ from supportagent.retrieval.dense import file_sha256
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever, _Snapshot
 from supportagent.retrieval.text import tokenize
+from supportagent.retrieval.vocabulary import sorted_order
 
 
 def draws(size: int, n_queries: int) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
@@ -104,6 +106,7 @@ def postings(tokens: np.ndarray, lengths: np.ndarray, vocab: list[str]) -> dict[
     arrays = {
         "vocab": np.frombuffer(b"".join(blob), dtype=np.uint8),
         "vocab_ends": np.cumsum([len(t) for t in blob], dtype=np.int64),
+        "vocab_order": sorted_order(blob),
         "start": start,
         "docs": docs,
         "weights": weights.astype(np.float32),
@@ -223,7 +226,7 @@ def child(folder: Path, n_queries: int, profile: bool = False) -> None:
     for signal in ("body", "title"):
         parts = {
             n: load(folder / f"{signal}.{n}.npy")
-            for n in ("vocab", "vocab_ends", "start", "docs", "weights")
+            for n in ("vocab", "vocab_ends", "vocab_order", "start", "docs", "weights")
         }
         indexes[signal] = BM25Index.from_arrays(parts, size, meta[signal]["avgdl"])
     dense = load(folder / "dense.npy")
@@ -276,6 +279,8 @@ def child(folder: Path, n_queries: int, profile: bool = False) -> None:
         "cpu_p50_ms": statistics.median(cpus),
         "private_before": before["private"],
         "private": after["private"],
+        "private_clean": after["private_clean"],
+        "anonymous": after["anonymous"],
         "shared": after["shared"],
         "top": top[:3],
     }
@@ -304,6 +309,13 @@ def files(folder: Path, size: int, n_queries: int) -> dict[str, Any]:
         meta: dict[str, Any] = json.loads(found.read_text(encoding="utf-8"))
         if meta["size"] == size and len(meta["queries"]) >= n_queries:
             print(f"files already in {folder}, not written again")
+            for signal in ("body", "title"):  # files kept before the vocabulary was sorted
+                order = folder / f"{signal}.vocab_order.npy"
+                if not order.is_file():
+                    blob = load(folder / f"{signal}.vocab.npy").tobytes()
+                    ends = load(folder / f"{signal}.vocab_ends.npy").tolist()
+                    tokens = [blob[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+                    np.save(order, sorted_order(tokens), allow_pickle=False)
             return meta
     folder.mkdir(parents=True, exist_ok=True)
     return write(folder, size, n_queries)
@@ -357,9 +369,9 @@ def main() -> None:
         )
         print(
             "| BLAS threads | workers | worker | opened in s (CPU) | wall p50 ms | p95 ms "
-            "| CPU p50 ms | private MiB | before opening | shared MiB |"
+            "| CPU p50 ms | private MiB | of it clean | anonymous | before opening | shared MiB |"
         )
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| --- |" + " ---: |" * 11)
         for threads in args.blas_threads.split(","):
             for n in (int(w) for w in args.workers.split(",")):
                 found = gather(folder, n, args.queries, threads, args.profile)
@@ -367,7 +379,8 @@ def main() -> None:
                     print(
                         f"| {threads} | {n} | {i} | {r['open_s']:.2f} ({r['open_cpu_s']:.2f}) | "
                         f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['cpu_p50_ms']:.1f} | "
-                        f"{r['private']:.0f} | {r['private_before']:.0f} | {r['shared']:.0f} |"
+                        f"{r['private']:.0f} | {r['private_clean']:.0f} | {r['anonymous']:.0f} | "
+                        f"{r['private_before']:.0f} | {r['shared']:.0f} |"
                     )
                 sys.stdout.flush()
     finally:

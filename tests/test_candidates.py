@@ -199,3 +199,24 @@ def test_a_token_with_no_postings_in_an_index_from_arrays() -> None:
     assert list(zip(top.positions.tolist(), top.scores.tolist(), strict=True)) == top_k(
         index.scores(["bravo", "alpha"]), 5
     )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    docs=st.lists(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=5), max_size=20),
+    probes=st.lists(st.text(max_size=6), max_size=10),
+)
+def test_a_saved_vocabulary_is_searched_where_it_lies(
+    docs: list[list[str]], probes: list[str]
+) -> None:
+    built = BM25Index.from_tokens(docs)
+    arrays, numbers = built.to_arrays()
+    mapped = BM25Index.from_arrays(arrays, numbers["size"], numbers["avgdl"])
+    old = {name: array for name, array in arrays.items() if name != "vocab_order"}
+    as_dict = BM25Index.from_arrays(old, numbers["size"], numbers["avgdl"])  # an older save
+    words = sorted({t for d in docs for t in d})
+    for token in [*words, *probes, "", "\U0001f600"]:
+        assert mapped.df(token) == as_dict.df(token) == built.df(token)
+    query = [*words[:3], *probes[:2]]
+    assert mapped.scores(query).tolist() == built.scores(query).tolist()
+    assert as_dict.scores(query).tolist() == built.scores(query).tolist()

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.retrieval.text import tokenize
+from supportagent.retrieval.vocabulary import MappedVocabulary, sorted_order
 
 K1 = 1.5
 B = 0.75
@@ -127,7 +128,7 @@ def _floor(scores: npt.NDArray[Any], k: int, mask: Mask | None) -> float | None:
 class _Postings:
     """Compressed columns: the documents of token ``i`` are ``docs[start[i]:start[i + 1]]``."""
 
-    vocab: dict[str, int]
+    vocab: Mapping[str, int]
     start: npt.NDArray[np.int64]
     docs: npt.NDArray[np.int32]
     weights: npt.NDArray[np.float32]
@@ -236,6 +237,7 @@ class BM25Index:
         arrays: dict[str, npt.NDArray[Any]] = {
             "vocab": np.frombuffer(b"".join(tokens), dtype=np.uint8),
             "vocab_ends": ends,
+            "vocab_order": sorted_order(tokens),
             "start": self._merged.start,
             "docs": self._merged.docs,
             "weights": self._merged.weights,
@@ -246,13 +248,18 @@ class BM25Index:
     def from_arrays(
         cls, arrays: Mapping[str, npt.NDArray[Any]], size: int, avgdl: float
     ) -> BM25Index:
-        """The index ``to_arrays`` saved; the postings stay as given (memory-mapped, read-only)."""
-        blob = arrays["vocab"].tobytes()
-        vocab: dict[str, int] = {}
-        begin = 0
-        for i, end in enumerate(arrays["vocab_ends"].tolist()):
-            vocab[blob[begin:end].decode("utf-8")] = i
-            begin = end
+        """The index ``to_arrays`` saved; the postings stay as given (memory-mapped, read-only),
+        and so does the vocabulary, searched where it lies (an index saved before the sorted
+        order existed reads its vocabulary into a dict)."""
+        vocab: Mapping[str, int]
+        if "vocab_order" in arrays:
+            vocab = MappedVocabulary(arrays["vocab"], arrays["vocab_ends"], arrays["vocab_order"])
+        else:
+            blob = arrays["vocab"].tobytes()
+            vocab, begin = {}, 0
+            for i, end in enumerate(arrays["vocab_ends"].tolist()):
+                vocab[blob[begin:end].decode("utf-8")] = i
+                begin = end
         merged = _Postings(vocab, arrays["start"], arrays["docs"], arrays["weights"])
         empty = _postings((), 0, avgdl, with_idf=False)
         return cls(merged, empty, size, size, avgdl)
