@@ -41,10 +41,6 @@ Counts = npt.NDArray[np.int64]
 FULL_SHARE = 0.1
 #: How much deeper each retry of ``weighted_top`` asks every signal to go.
 DEEPEN = 4
-#: From this many passages on, a hit's rank on a lexical signal that scores it below the
-#: walk's bound is the lower bound the walk proves (more than the walk's depth), not the
-#: exact count, which would mean scoring every passage (``LexicalScores.count_above``).
-EXACT_RANK_LIMIT = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,14 +248,11 @@ class LexicalScores:
     score (``at``) is then only computed where a bound is not enough.
     """
 
-    def __init__(self, index: BM25Index, tokens: list[str], exact_ranks: bool = True) -> None:
+    def __init__(self, index: BM25Index, tokens: list[str]) -> None:
         self.index = index
         self.tokens = tokens
         self.terms: list[Term] = index.terms(tokens)
         self.peaks = [index.peak(term) for term in self.terms]
-        #: Rank a hit below the walk's bound exactly (scoring every passage), or give the
-        #: lower bound the walk proves (large corpora: the hit ranks below ``depth`` anyway).
-        self.exact_ranks = exact_ranks
         # Walks done, by mask (compared by identity: the retriever keeps one mask per kinds).
         self._walks: list[tuple[Mask | None, int, _Walk]] = []
         self._full: Scores | None = None
@@ -310,10 +303,12 @@ class LexicalScores:
         return Candidates(found.positions, found.scores, max(found.bound, walk.bound))
 
     def count_above(self, values: Scores, mask: Mask | None) -> Counts:
+        """Exact for a value at or above the walk's bound; below it, the lower bound the walk
+        proves (more than its depth: the passages it scored higher), since the exact count
+        would mean scoring every passage. Exact throughout once every passage was scored."""
         walks = [w for m, _, w in self._walks if m is mask]
         walk = min(walks, key=lambda w: w.bound) if walks else None
-        below = walk is None or (values.size > 0 and float(values.min()) < walk.bound)
-        if walk is None or self._full is not None or (below and self.exact_ranks):
+        if walk is None or self._full is not None:
             full = self.full()
             return _counts(full if mask is None else full[mask], values)
         out = _counts(walk.lower, values)  # passages surely above each value
@@ -526,12 +521,21 @@ def weighted_top(
     size: int,
 ) -> Fused:
     """The ``k`` best passages by ``sum of weight * normalized score``, highest first, ties
-    by position: exactly ``top_k`` over every passage, from the candidates alone.
+    by position: exactly ``top_k`` over every passage, from the candidates alone (signals
+    that are all arrays over the corpus are simply fused whole).
 
     A passage outside the pool either was never known to any signal (it scores at most the
     fused bounds, ``reach``) or was pruned (it scores below the floor, which the final
     ``k``-th reaches); inside the pool, every passage whose upper bound could reach the
     ``k``-th is scored exactly before the top is read."""
+    if all(isinstance(signal, ArrayScores) for signal in signals.values()):
+        every = {name: signal.full() for name, signal in signals.items()}
+        fused = weighted_score_fusion(
+            {name: normalized(every[name], ceilings[name]) for name in every}, weights
+        )
+        best = top_indices(fused, k, mask)
+        raw = {name: scores[best] for name, scores in every.items()}
+        return Fused(best.astype(np.int32), fused[best], raw)
     while True:
         known = {name: signal.known(depth, mask) for name, signal in signals.items()}
         floor = _floor(signals, known, ceilings, weights, k)

@@ -22,11 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore
-from supportagent.retrieval import adaptive
+from supportagent.retrieval import adaptive, ivf
 from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, estimate
 from supportagent.retrieval.bm25 import BM25Index, Mask
 from supportagent.retrieval.candidates import (
-    EXACT_RANK_LIMIT,
     ArrayScores,
     LexicalScores,
     SignalScores,
@@ -72,6 +71,10 @@ _RECENT_BYTES = 16 << 20
 #: How many candidates weighted fusion asks each signal for, at least (``candidates.py``):
 #: deep enough that the fused top is nearly always settled without a retry.
 CANDIDATE_DEPTH = 200
+#: From this many passages on, BM25 is scored for candidates only (``candidates.py``), as
+#: dense search goes through the IVF; below, scoring every passage is cheaper (8 against 10 ms
+#: CPU a query at 20k passages) and fusion runs over every passage, as it always did.
+CANDIDATES_FROM = ivf.MIN_PASSAGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,9 +458,10 @@ class HybridRetriever:
                         if dense is not None:
                             history = np.clip(history - dense, 0.0, None).astype(np.float32)
                     raw[signal] = _frozen(history)
+            elif len(snapshot.passages) < CANDIDATES_FROM:
+                raw[signal] = _frozen(snapshot.indexes[signal].scores(tokens))
             else:
-                exact_ranks = len(snapshot.passages) < EXACT_RANK_LIMIT
-                raw[signal] = LexicalScores(snapshot.indexes[signal], tokens, exact_ranks)
+                raw[signal] = LexicalScores(snapshot.indexes[signal], tokens)
         return raw
 
     def _fuse_weighted(
