@@ -1,5 +1,6 @@
-"""Candidate search (retrieval/candidates.py) against scoring every passage: the same top k,
-the same scores to the bit, the same per-signal tops and ranks, on generated corpora."""
+"""Candidate search (retrieval/candidates.py, maxscore.py) against scoring every passage:
+the same top k, the same scores to the bit, the same per-signal tops and ranks, on generated
+corpora; and a saved vocabulary searched where it is mapped (vocabulary.py)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,18 @@ from hypothesis import strategies as st
 
 from embedding_fakes import HashingEmbedder
 from supportagent.domain import DocKind, Document
-from supportagent.retrieval import candidates
+from supportagent.retrieval import maxscore
 from supportagent.retrieval import retriever as retriever_module
 from supportagent.retrieval.bm25 import BM25Index, top_k
 from supportagent.retrieval.candidates import (
     ArrayScores,
-    LexicalScores,
     SignalScores,
     SparseScores,
     normalized,
     weighted_top,
 )
 from supportagent.retrieval.fusion import Fusion, weighted_score_fusion
+from supportagent.retrieval.maxscore import LexicalScores
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.text import tokenize
 
@@ -94,7 +95,7 @@ def test_candidate_fusion_is_the_exact_fusion(
     full_share: float,
 ) -> None:
     # full_share: scored by walks (100), by walks that give up early (0.05), in between (1).
-    with patch.object(candidates, "FULL_SHARE", full_share):
+    with patch.object(maxscore, "FULL_SHARE", full_share):
         signals, ceilings, size = _signals(docs, tail, query, seed, sparse)
         mask = np.random.default_rng(seed + 1).random(size) < 0.6 if masked else None
         full = {name: signal.full() for name, signal in signals.items()}

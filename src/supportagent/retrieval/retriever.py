@@ -27,7 +27,6 @@ from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, e
 from supportagent.retrieval.bm25 import BM25Index, Mask
 from supportagent.retrieval.candidates import (
     ArrayScores,
-    LexicalScores,
     SignalScores,
     SparseScores,
     normalized,
@@ -46,6 +45,7 @@ from supportagent.retrieval.history import (
     linked_questions,
 )
 from supportagent.retrieval.ivf import IVFIndex
+from supportagent.retrieval.maxscore import LexicalScores
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
