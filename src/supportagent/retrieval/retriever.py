@@ -2,7 +2,10 @@
 
 Every hit says which signal found it, at what rank and with what raw score; its fused score
 follows from those numbers and the fusion in use (``fusion.py``), so a reviewer can see why a
-passage came first. ``scales(query)`` gives the divisors weighted fusion applied.
+passage came first. ``scales(query)`` gives the divisors weighted fusion applied. From
+``CANDIDATES_FROM`` passages on, no signal scores every passage: fusion works on what each
+signal knows of the query (``candidates.py``) and gives the same hits; a lexical rank far
+down a signal's list is then a lower bound.
 
 Readers never lock: each search works on one immutable snapshot of passages and indexes.
 Writers (``add``) build the next snapshot under a lock and swap it in with one assignment. A
