@@ -108,6 +108,7 @@ def counts(pool: Scores, values: Scores) -> Counts:
 
 
 def all_flags(n: int, value: bool = True) -> Mask:
+    """``n`` flags, every one ``value``."""
     return np.full(n, value, dtype=np.bool_)
 
 
@@ -116,7 +117,7 @@ def union(parts: list[Positions]) -> Positions:
     if not parts:
         return np.empty(0, dtype=np.int32)
     joined = np.concatenate(parts).astype(np.int32, copy=False)
-    joined.sort(kind="stable")  # a radix sort for integers: linear in the length
+    joined.sort(kind="stable")  # timsort, which merges the parts' sorted runs
     if len(joined) < 2:
         return joined
     keep = np.empty(len(joined), dtype=np.bool_)
