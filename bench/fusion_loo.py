@@ -62,7 +62,8 @@ class Scored:
         for query_id in self.queries:
             text = dataset.queries[query_id]
             tokens = tokenize(text)
-            raw = retriever._score(snapshot, text, tokens, SIGNALS)
+            found = retriever._score(snapshot, text, tokens, SIGNALS)
+            raw = {signal: scores.full() for signal, scores in found.items()}
             scales = retriever.scales(text, Fusion())  # plain divisors, no lexical trust
             out = {}
             for signal, scores in raw.items():

@@ -1,6 +1,7 @@
 """Hybrid search at 1M passages, shared by 1, 2 and 3 worker processes: latency and memory.
 
 Run: .venv/bin/python bench/hybrid_1m.py [--size 1000000] [--workers 1,2,3] [--queries 100]
+[--blas-threads default,1] [--keep FOLDER]
 
 Building a ``HybridRetriever`` over 1M documents is out of reach here (it holds every document
 and passage as Python objects, and a 100k build already took 458 s under load; see
@@ -8,7 +9,8 @@ docs/scaling.md). So the parent writes, with numpy alone, the arrays the on-disk
 for the corpus of ``bench/retrieval.py`` (same seed, Zipf words, one resolved ticket per
 passage, titles ``ticket <i>`` plus the first 60 characters, as ``bench/workers.py`` makes):
 
-* BM25 postings of bodies and titles, in ``BM25Index.to_arrays`` layout, with the weights
+* BM25 postings of bodies and titles, in ``BM25Index.to_arrays`` layout (the vocabulary
+  searched where it is mapped, ``vocabulary.py``), with the weights
   ``bm25._postings`` computes (checked against ``BM25Index.from_tokens`` on the first 2,000
   passages, which must give the same scores);
 * the passage vectors (clustered unit vectors, as ``bench/dense_ivf.py`` makes) and the IVF
@@ -21,11 +23,19 @@ every array of 1 MiB or more its own mapping, handed back when it is freed: with
 raises that threshold to the size of the last freed array, and a worker's heap keeps what a
 query's corpus-sized temporaries needed at their peak.
 
-Each worker process maps those files and runs the retriever's own search code (``_score``
-and ``_fuse_weighted`` of ``HybridRetriever``, weighted fusion with the default fixed weights)
-on a snapshot made of the mapped arrays. Private memory is ``Private_Clean + Private_Dirty``
+Each worker process maps those files and runs the retriever's own ``search`` (candidate
+fusion, ``candidates.py``; weighted fusion with the default fixed weights, explanations) on
+a snapshot made of the mapped arrays. Private memory is ``Private_Clean + Private_Dirty``
 from ``/proc/self/smaps_rollup``, read when every worker has searched; time per query is wall
-and CPU of the child. Everything is written under ``--folder`` (default /tmp) and deleted.
+and CPU of the child. Everything is written under ``--folder`` (default /tmp) and deleted,
+unless ``--keep FOLDER`` names where the files stay (written there only if they are not
+already, for this size): the same files can then be searched by another checkout's code
+(``PYTHONPATH=<checkout>/src``), which is how a change is compared under the same load.
+
+``--blas-threads``: each setting runs every worker count again, with ``OPENBLAS_NUM_THREADS``
+set to it in the workers (``default``: left as the environment has it). The IVF scan is a
+matrix-vector product per probed list; with OpenBLAS's threads on a loaded two-core machine
+it cost four to five times the CPU of one thread (the threads spin while they wait).
 """
 
 from __future__ import annotations
@@ -59,6 +69,7 @@ from supportagent.retrieval.dense import file_sha256
 from supportagent.retrieval.fusion import Fusion
 from supportagent.retrieval.retriever import HybridRetriever, _Snapshot
 from supportagent.retrieval.text import tokenize
+from supportagent.retrieval.vocabulary import sorted_order
 
 
 def draws(size: int, n_queries: int) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
@@ -95,6 +106,7 @@ def postings(tokens: np.ndarray, lengths: np.ndarray, vocab: list[str]) -> dict[
     arrays = {
         "vocab": np.frombuffer(b"".join(blob), dtype=np.uint8),
         "vocab_ends": np.cumsum([len(t) for t in blob], dtype=np.int64),
+        "vocab_order": sorted_order(blob),
         "start": start,
         "docs": docs,
         "weights": weights.astype(np.float32),
@@ -214,7 +226,7 @@ def child(folder: Path, n_queries: int, profile: bool = False) -> None:
     for signal in ("body", "title"):
         parts = {
             n: load(folder / f"{signal}.{n}.npy")
-            for n in ("vocab", "vocab_ends", "start", "docs", "weights")
+            for n in ("vocab", "vocab_ends", "vocab_order", "start", "docs", "weights")
         }
         indexes[signal] = BM25Index.from_arrays(parts, size, meta[signal]["avgdl"])
     dense = load(folder / "dense.npy")
@@ -267,6 +279,8 @@ def child(folder: Path, n_queries: int, profile: bool = False) -> None:
         "cpu_p50_ms": statistics.median(cpus),
         "private_before": before["private"],
         "private": after["private"],
+        "private_clean": after["private_clean"],
+        "anonymous": after["anonymous"],
         "shared": after["shared"],
         "top": top[:3],
     }
@@ -274,15 +288,37 @@ def child(folder: Path, n_queries: int, profile: bool = False) -> None:
 
 
 def gather(
-    folder: Path, workers: int, n_queries: int, profile: bool = False
+    folder: Path, workers: int, n_queries: int, threads: str, profile: bool = False
 ) -> list[dict[str, Any]]:
     argv = [sys.executable, __file__, "--child", "--folder", str(folder)]
     argv += ["--queries", str(n_queries)] + (["--profile"] if profile else [])
+    env = dict(os.environ)
+    if threads != "default":
+        env["OPENBLAS_NUM_THREADS"] = threads
     procs = [
-        subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         for _ in range(workers)
     ]
     return gather_children(procs)
+
+
+def files(folder: Path, size: int, n_queries: int) -> dict[str, Any]:
+    """The bench's files in ``folder``: the ones already there for this size, or new ones."""
+    found = folder / "meta.json"
+    if found.is_file():
+        meta: dict[str, Any] = json.loads(found.read_text(encoding="utf-8"))
+        if meta["size"] == size and len(meta["queries"]) >= n_queries:
+            print(f"files already in {folder}, not written again")
+            for signal in ("body", "title"):  # files kept before the vocabulary was sorted
+                order = folder / f"{signal}.vocab_order.npy"
+                if not order.is_file():
+                    blob = load(folder / f"{signal}.vocab.npy").tobytes()
+                    ends = load(folder / f"{signal}.vocab_ends.npy").tolist()
+                    tokens = [blob[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+                    np.save(order, sorted_order(tokens), allow_pickle=False)
+            return meta
+    folder.mkdir(parents=True, exist_ok=True)
+    return write(folder, size, n_queries)
 
 
 def check_postings(size: int = 2000) -> None:
@@ -306,16 +342,21 @@ def main() -> None:
     parser.add_argument("--folder", default="/tmp")
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--profile", action="store_true", help="cProfile the first worker")
+    parser.add_argument("--blas-threads", default="default", help="e.g. default,1")
+    parser.add_argument("--keep", help="a folder where the files are kept (and reused)")
     args = parser.parse_args()
     if args.child:
         child(Path(args.folder), args.queries, args.profile)
         return
     check_postings()
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    folder = Path(tempfile.mkdtemp(prefix="bench-hybrid-", dir=args.folder))
+    if args.keep:
+        folder = Path(args.keep)
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="bench-hybrid-", dir=args.folder))
     try:
-        meta = write(folder, args.size, args.queries)
-        files = sum(p.stat().st_size for p in folder.glob("*.npy")) / 2**20
+        meta = files(folder, args.size, args.queries)
+        mib = sum(p.stat().st_size for p in folder.glob("*.npy")) / 2**20
         for name, digest in (("sample", ondisk.sample_sha256), ("full", file_sha256)):
             t0, c0 = time.perf_counter(), time.process_time()
             for path in sorted(folder.glob("*.npy")):
@@ -324,23 +365,27 @@ def main() -> None:
             print(f"checking every file, {name} digest: {wall:.2f} s wall, {cpu:.2f} s CPU")
         print(
             f"{args.size:,} passages: files written in {meta['build_s']:.0f} s wall, "
-            f"{meta['build_cpu_s']:.0f} s CPU; {files:,.0f} MiB of .npy files"
+            f"{meta['build_cpu_s']:.0f} s CPU; {mib:,.0f} MiB of .npy files"
         )
         print(
-            "| workers | worker | opened in s (CPU) | wall p50 ms | p95 ms | CPU p50 ms "
-            "| private MiB | before opening | shared MiB |"
+            "| BLAS threads | workers | worker | opened in s (CPU) | wall p50 ms | p95 ms "
+            "| CPU p50 ms | private MiB | of it clean | anonymous | before opening | shared MiB |"
         )
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for n in (int(w) for w in args.workers.split(",")):
-            for i, r in enumerate(gather(folder, n, args.queries, args.profile), start=1):
-                print(
-                    f"| {n} | {i} | {r['open_s']:.2f} ({r['open_cpu_s']:.2f}) | "
-                    f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['cpu_p50_ms']:.1f} | "
-                    f"{r['private']:.0f} | {r['private_before']:.0f} | {r['shared']:.0f} |"
-                )
-            sys.stdout.flush()
+        print("| --- |" + " ---: |" * 11)
+        for threads in args.blas_threads.split(","):
+            for n in (int(w) for w in args.workers.split(",")):
+                found = gather(folder, n, args.queries, threads, args.profile)
+                for i, r in enumerate(found, start=1):
+                    print(
+                        f"| {threads} | {n} | {i} | {r['open_s']:.2f} ({r['open_cpu_s']:.2f}) | "
+                        f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['cpu_p50_ms']:.1f} | "
+                        f"{r['private']:.0f} | {r['private_clean']:.0f} | {r['anonymous']:.0f} | "
+                        f"{r['private_before']:.0f} | {r['shared']:.0f} |"
+                    )
+                sys.stdout.flush()
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -70,7 +70,9 @@ def documents(size: int) -> tuple[list[Document], list[str]]:
 
 
 def memory() -> dict[str, float]:
-    """MiB from smaps_rollup: private, shared and proportional set."""
+    """MiB from smaps_rollup: private, shared and proportional set. Of private,
+    ``private_clean`` is mostly pages of mapped files that no other process has touched (page
+    cache, shared once another worker reads them); ``anonymous`` is the heap and its like."""
     fields: dict[str, float] = {}
     with open("/proc/self/smaps_rollup", encoding="ascii") as handle:
         for line in handle:
@@ -82,6 +84,8 @@ def memory() -> dict[str, float]:
         "shared": fields.get("Shared_Clean", 0) + fields.get("Shared_Dirty", 0),
         "pss": fields.get("Pss", 0),
         "rss": fields.get("Rss", 0),
+        "private_clean": fields.get("Private_Clean", 0),
+        "anonymous": fields.get("Anonymous", 0),
     }
 
 

@@ -510,14 +510,16 @@ def test_kept_scores_are_bounded_in_bytes_and_the_last_query_is_kept(
 ) -> None:
     import supportagent.retrieval.retriever as module
 
-    retriever = HybridRetriever(corpus())
+    # With an embedder: exact dense scores are an array over the corpus, counted at once.
+    retriever = HybridRetriever(corpus(), embedder=HashingEmbedder())
     queries = ["webhook signing secret", "forgot password", "refund", "invoice"]
     for query in queries:
         retriever.search(query)
     assert len(retriever._recent) == len(queries)  # a small corpus keeps several
     one = sum(a.nbytes for a in next(iter(retriever._recent.values()))[1].values())
     monkeypatch.setattr(module, "_RECENT_BYTES", one)  # room for one query's arrays only
-    expected = HybridRetriever(corpus()).search("password link", kinds={DocKind.KB})
+    fresh = HybridRetriever(corpus(), embedder=HashingEmbedder())
+    expected = fresh.search("password link", kinds={DocKind.KB})
     for query in ["webhook retries", "card declined", "password link"]:  # not seen yet
         retriever.search(query)
     assert [key[0] for key in retriever._recent] == ["password link"]

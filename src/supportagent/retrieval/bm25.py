@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.retrieval.text import tokenize
+from supportagent.retrieval.vocabulary import MappedVocabulary, sorted_order
 
 K1 = 1.5
 B = 0.75
@@ -75,8 +76,14 @@ def idf(n_docs: int, df: int) -> float:
 
 def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tuple[int, float]]:
     """The ``k`` best positive scores as ``(index, score)``, highest first, ties by index."""
+    found = top_indices(scores, k, mask)
+    return [(int(i), float(scores[i])) for i in found]
+
+
+def top_indices(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> npt.NDArray[np.intp]:
+    """The indices ``top_k`` returns, as an array (no Python objects for a deep cut)."""
     if k <= 0:
-        return []
+        return np.empty(0, dtype=np.intp)
     keep = scores > 0
     floor = _floor(scores, k, mask)
     if floor is not None:
@@ -84,16 +91,13 @@ def top_k(scores: npt.NDArray[Any], k: int, mask: Mask | None = None) -> list[tu
     if mask is not None:
         keep &= mask
     candidates = np.flatnonzero(keep)
-    if candidates.size == 0:
-        return []
     if candidates.size > 4 * k:
         # Only the k best can matter: cut with a partial sort, keeping every tie of the k-th.
         values = scores[candidates]
         kth = np.partition(values, values.size - k)[values.size - k]
         candidates = candidates[values >= kth]
     # lexsort orders by the last key first: score descending, then index ascending.
-    order = np.lexsort((candidates, -scores[candidates]))[:k]
-    return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+    return candidates[np.lexsort((candidates, -scores[candidates]))[:k]]
 
 
 #: Arrays at least this long are cut by a sampled bound first (see ``_floor``).
@@ -124,7 +128,7 @@ def _floor(scores: npt.NDArray[Any], k: int, mask: Mask | None) -> float | None:
 class _Postings:
     """Compressed columns: the documents of token ``i`` are ``docs[start[i]:start[i + 1]]``."""
 
-    vocab: dict[str, int]
+    vocab: Mapping[str, int]
     start: npt.NDArray[np.int64]
     docs: npt.NDArray[np.int32]
     weights: npt.NDArray[np.float32]
@@ -132,6 +136,23 @@ class _Postings:
     def df(self, token: str) -> int:
         i = self.vocab.get(token)
         return 0 if i is None else int(self.start[i + 1] - self.start[i])
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One query token's postings in one part of the index (merged or tail): document
+    ``docs[i]`` (ascending) gets ``weights[i] * scale`` from it, in float32, as ``scores``
+    adds it. ``key`` names the token's postings for the cache of their peaks."""
+
+    docs: npt.NDArray[np.int32]
+    weights: npt.NDArray[np.float32]
+    scale: np.float32 | None
+    key: tuple[int, int]
+
+    def contributions(self, at: npt.NDArray[np.intp] | None = None) -> Scores:
+        """What the documents at ``at`` (indices into ``docs``; all when None) get."""
+        weights = self.weights if at is None else self.weights[at]
+        return weights if self.scale is None else weights * self.scale
 
 
 def _postings(
@@ -188,6 +209,8 @@ class BM25Index:
         self._merged, self._tail = merged, tail
         self._size, self._merged_size, self._avgdl = size, merged_size, avgdl
         self._tail_tokens = tail_tokens
+        # The largest weight of each token's postings, computed once: the index never changes.
+        self._peaks: dict[tuple[int, int], float] = {}
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> BM25Index:
@@ -214,6 +237,7 @@ class BM25Index:
         arrays: dict[str, npt.NDArray[Any]] = {
             "vocab": np.frombuffer(b"".join(tokens), dtype=np.uint8),
             "vocab_ends": ends,
+            "vocab_order": sorted_order(tokens),
             "start": self._merged.start,
             "docs": self._merged.docs,
             "weights": self._merged.weights,
@@ -224,13 +248,18 @@ class BM25Index:
     def from_arrays(
         cls, arrays: Mapping[str, npt.NDArray[Any]], size: int, avgdl: float
     ) -> BM25Index:
-        """The index ``to_arrays`` saved; the postings stay as given (memory-mapped, read-only)."""
-        blob = arrays["vocab"].tobytes()
-        vocab: dict[str, int] = {}
-        begin = 0
-        for i, end in enumerate(arrays["vocab_ends"].tolist()):
-            vocab[blob[begin:end].decode("utf-8")] = i
-            begin = end
+        """The index ``to_arrays`` saved; the postings stay as given (memory-mapped, read-only),
+        and so does the vocabulary, searched where it lies (an index saved before the sorted
+        order existed reads its vocabulary into a dict)."""
+        vocab: Mapping[str, int]
+        if "vocab_order" in arrays:
+            vocab = MappedVocabulary(arrays["vocab"], arrays["vocab_ends"], arrays["vocab_order"])
+        else:
+            blob = arrays["vocab"].tobytes()
+            vocab, begin = {}, 0
+            for i, end in enumerate(arrays["vocab_ends"].tolist()):
+                vocab[blob[begin:end].decode("utf-8")] = i
+                begin = end
         merged = _Postings(vocab, arrays["start"], arrays["docs"], arrays["weights"])
         empty = _postings((), 0, avgdl, with_idf=False)
         return cls(merged, empty, size, size, avgdl)
@@ -268,27 +297,44 @@ class BM25Index:
         """
         return sum(self.idf(token) for token in query_tokens if token)
 
-    def scores(self, query_tokens: Sequence[str]) -> Scores:
-        """The score of every document (zero where no query token occurs)."""
-        out = np.zeros(self._size, dtype=np.float32)
+    def terms(self, query_tokens: Sequence[str]) -> list[Term]:
+        """The postings a query adds up, token by token in query order (repeats count again)."""
+        out: list[Term] = []
         merged, tail = self._merged, self._tail
         for token, repeats in Counter(t for t in query_tokens if t).items():
             i, j = merged.vocab.get(token), tail.vocab.get(token)
             if i is None and j is None:
                 continue
             now = idf(self._size, self.df(token))
-            if i is not None:
-                lo, hi = merged.start[i], merged.start[i + 1]
+            # A token can have no postings in one part (an index written by other code).
+            if i is not None and merged.start[i + 1] > merged.start[i]:
+                lo, hi = int(merged.start[i]), int(merged.start[i + 1])
                 # The merged weights carry the idf of the last merge; rescale only if it moved.
-                factor = repeats * now / idf(self._merged_size, int(hi - lo))
-                weights = merged.weights[lo:hi]
-                if factor != 1.0:
-                    weights = weights * np.float32(factor)
-                # A token's documents are distinct, and add.at is numpy's fast scatter-add.
-                np.add.at(out, merged.docs[lo:hi], weights)
-            if j is not None:
-                lo, hi = tail.start[j], tail.start[j + 1]
-                np.add.at(out, tail.docs[lo:hi], np.float32(repeats * now) * tail.weights[lo:hi])
+                factor = repeats * now / idf(self._merged_size, hi - lo)
+                scale = None if factor == 1.0 else np.float32(factor)
+                out.append(Term(merged.docs[lo:hi], merged.weights[lo:hi], scale, (0, i)))
+            if j is not None and tail.start[j + 1] > tail.start[j]:
+                lo, hi = int(tail.start[j]), int(tail.start[j + 1])
+                scale = np.float32(repeats * now)
+                out.append(Term(tail.docs[lo:hi], tail.weights[lo:hi], scale, (1, j)))
+        return out
+
+    def peak(self, term: Term) -> float:
+        """The most any document gets from ``term`` (the same float32 product it adds)."""
+        weight = self._peaks.get(term.key)
+        if weight is None:
+            weight = float(term.weights.max())
+            self._peaks[term.key] = weight  # a race computes the same value twice
+        if term.scale is None:
+            return weight
+        return float(np.float32(weight) * term.scale)
+
+    def scores(self, query_tokens: Sequence[str]) -> Scores:
+        """The score of every document (zero where no query token occurs)."""
+        out = np.zeros(self._size, dtype=np.float32)
+        for term in self.terms(query_tokens):
+            # A token's documents are distinct, and add.at is numpy's fast scatter-add.
+            np.add.at(out, term.docs, term.contributions())
         return out
 
     def search_tokens(

@@ -118,12 +118,28 @@ class IVFIndex:
         ``size`` passages in all; rows past the IVF's own (added since it was built) are
         scored exactly from ``rows``, the full matrix."""
         out = np.zeros(size, dtype=np.float32)
+        positions, similarities = self.probed(query, size, rows)
+        out[positions] = similarities
+        return out
+
+    def probed(
+        self, query: Vectors, size: int, rows: Vectors | None = None
+    ) -> tuple[npt.NDArray[np.int32], Vectors]:
+        """The passages ``scores`` gives a similarity, ascending, and those similarities:
+        what a search needs without an array as long as the corpus."""
         nearest = np.argsort(-(self.centroids @ query), kind="stable")[: self.probe]
+        parts, found = [], []
         for i in np.sort(nearest):
             lo, hi = int(self.starts[i]), int(self.starts[i + 1])
             if hi > lo:
-                out[self.order[lo:hi]] = self.vectors[lo:hi] @ query
+                parts.append(np.asarray(self.order[lo:hi], dtype=np.int32))
+                found.append(self.vectors[lo:hi] @ query)
         covered = len(self.order)
         if size > covered and rows is not None:
-            out[covered:size] = rows[covered:size] @ query
-        return out
+            parts.append(np.arange(covered, size, dtype=np.int32))
+            found.append(rows[covered:size] @ query)
+        if not parts:
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
+        positions = np.concatenate(parts)
+        order = np.argsort(positions, kind="stable")
+        return positions[order], np.concatenate(found).astype(np.float32, copy=False)[order]

@@ -2,7 +2,10 @@
 
 Every hit says which signal found it, at what rank and with what raw score; its fused score
 follows from those numbers and the fusion in use (``fusion.py``), so a reviewer can see why a
-passage came first. ``scales(query)`` gives the divisors weighted fusion applied.
+passage came first. ``scales(query)`` gives the divisors weighted fusion applied. From
+``CANDIDATES_FROM`` passages on, no signal scores every passage: fusion works on what each
+signal knows of the query (``candidates.py``) and gives the same hits; a lexical rank far
+down a signal's list is then a lower bound.
 
 Readers never lock: each search works on one immutable snapshot of passages and indexes.
 Writers (``add``) build the next snapshot under a lock and swap it in with one assignment. A
@@ -22,15 +25,21 @@ from pathlib import Path
 import numpy as np
 
 from supportagent.domain import DocKind, Document, Hit, Passage, SignalScore
-from supportagent.retrieval import adaptive
+from supportagent.retrieval import adaptive, ivf
 from supportagent.retrieval.adaptive import FIXED, CorpusEstimate, CorpusView, estimate
-from supportagent.retrieval.bm25 import BM25Index, Mask, top_k
+from supportagent.retrieval.bm25 import BM25Index, Mask
+from supportagent.retrieval.candidates import (
+    ArrayScores,
+    SignalScores,
+    SparseScores,
+    normalized,
+    weighted_top,
+)
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
 from supportagent.retrieval.fusion import (
     DEFAULT_LEXICAL_TRUST,
     Fusion,
     reciprocal_rank_fusion,
-    weighted_score_fusion,
 )
 from supportagent.retrieval.history import (
     HISTORY_WEIGHT,
@@ -39,6 +48,7 @@ from supportagent.retrieval.history import (
     linked_questions,
 )
 from supportagent.retrieval.ivf import IVFIndex
+from supportagent.retrieval.maxscore import LexicalScores
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
 from supportagent.retrieval.text import tokenize
@@ -52,16 +62,22 @@ SIGNALS = ("body", "title", "dense", "history")
 #: Signals scored by cosine similarity (used as they are by weighted fusion).
 _COSINE = ("dense", "history")
 LEXICAL = ("body", "title")
-#: Raw scores of one query, per signal (BM25 scores, or cosine similarities).
-Scores = Mapping[str, np.ndarray]
+#: One query's scores, per signal (BM25 scores, or cosine similarities), computed where asked.
+Scores = Mapping[str, SignalScores]
 
 _QUERY_CACHE = 512
-#: How many queries' raw scores are kept (read-only arrays, one per signal), and at most how
-#: many bytes of them beyond the latest query's: each array spans the corpus (4 MB a signal at
-#: 1M passages), so a large corpus keeps only the last query's, which is the one the agent
-#: searches again (articles, then resolved tickets).
+#: How many queries' scores are kept, and at most how many bytes of them beyond the latest
+#: query's: the agent searches again with the same query (articles, then resolved tickets).
+#: An exact dense signal spans the corpus (4 bytes a passage), candidates do not.
 _RECENT_SCORES = 8
 _RECENT_BYTES = 16 << 20
+#: How many candidates weighted fusion asks each signal for, at least (``candidates.py``):
+#: deep enough that the fused top is nearly always settled without a retry.
+CANDIDATE_DEPTH = 200
+#: From this many passages on, BM25 is scored for candidates only (``candidates.py``), as
+#: dense search goes through the IVF; below, scoring every passage is cheaper (8 against 10 ms
+#: CPU a query at 20k passages) and fusion runs over every passage, as it always did.
+CANDIDATES_FROM = ivf.MIN_PASSAGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +152,12 @@ class _GrowingRows:
         self._data[self._count : need] = rows
         self._count = need
         return self.view()
+
+
+def _frozen(scores: np.ndarray) -> ArrayScores:
+    """An array over the corpus, read-only: it is shared by the searches that reuse it."""
+    scores.setflags(write=False)
+    return ArrayScores(scores)
 
 
 def _kind_codes(passages: Iterable[Passage]) -> np.ndarray:
@@ -331,7 +353,8 @@ class HybridRetriever:
         snapshot = self._snapshot
         out = {s: snapshot.indexes[s].ceiling(tokens) for s in LEXICAL}
         if fusion.lexical_trust and out["body"] > 0 and len(snapshot.passages):
-            best = float(snapshot.indexes["body"].scores(tokens).max()) / out["body"]
+            top = LexicalScores(snapshot.indexes["body"], tokens).top(1, None).scores
+            best = float(top.max(initial=0.0)) / out["body"]
             out["body"] /= 1.0 + fusion.lexical_trust * best
         if self.embedder is not None:
             out["dense"] = 1.0
@@ -363,16 +386,16 @@ class HybridRetriever:
         tokens = tokenize(query)
         if not tokens or not snapshot.passages or (mask is not None and not mask.any()):
             return []
-        raw = self._raw_scores(
+        scores = self._signal_scores(
             snapshot, query, tokens, self.signals(fusion), frozenset(exclude_history)
         )
-        if not raw:
+        if not scores:
             return []
         if fusion.method == "rrf":
-            return self._fuse_rrf(snapshot, raw, mask, k, per_signal, fusion)
-        return self._fuse_weighted(snapshot, raw, tokens, mask, k, fusion)
+            return self._fuse_rrf(snapshot, scores, mask, k, per_signal, fusion)
+        return self._fuse_weighted(snapshot, scores, tokens, mask, k, fusion)
 
-    def _raw_scores(
+    def _signal_scores(
         self,
         snapshot: _Snapshot,
         query: str,
@@ -384,18 +407,16 @@ class HybridRetriever:
         recent = self._recent.get(key)
         if recent is not None and recent[0] is snapshot:  # same query, same index version
             return recent[1]
-        raw = self._score(snapshot, query, tokens, signals, exclude)
-        for scores in raw.values():
-            scores.setflags(write=False)  # shared by the searches that hit this entry
+        scores = self._score(snapshot, query, tokens, signals, exclude)
         with self._lock:
-            self._recent[key] = (snapshot, raw)
-            kept = sum(a.nbytes for _, scores in self._recent.values() for a in scores.values())
+            self._recent[key] = (snapshot, scores)
+            kept = sum(s.nbytes for _, found in self._recent.values() for s in found.values())
             while len(self._recent) > 1 and (
                 len(self._recent) > _RECENT_SCORES or kept > _RECENT_BYTES
             ):
                 _, (_, dropped) = self._recent.popitem(last=False)
-                kept -= sum(a.nbytes for a in dropped.values())
-        return raw
+                kept -= sum(s.nbytes for s in dropped.values())
+        return scores
 
     def _score(
         self,
@@ -405,16 +426,19 @@ class HybridRetriever:
         signals: Sequence[str],
         exclude: frozenset[str] = frozenset(),
     ) -> Scores:
-        raw: dict[str, np.ndarray] = {}
+        """Each signal's scores of the query; an array over the corpus only where the signal
+        computes one anyway (exact dense, history), ``full()`` gives it for the others."""
+        raw: dict[str, SignalScores] = {}
         for signal in signals:
             if signal == "dense":
                 if snapshot.dense is not None and len(snapshot.dense):
                     vector = self._query_vector(query)
                     if snapshot.ivf is not None:
                         size = len(snapshot.passages)
-                        raw[signal] = snapshot.ivf.scores(vector, size, snapshot.dense)
+                        probed = snapshot.ivf.probed(vector, size, snapshot.dense)
+                        raw[signal] = SparseScores(*probed, size)
                     else:
-                        raw[signal] = snapshot.dense @ vector
+                        raw[signal] = _frozen(snapshot.dense @ vector)
             elif signal == "history":
                 if snapshot.history is not None and len(snapshot.history):
                     vector = self._query_vector(query)
@@ -430,64 +454,60 @@ class HybridRetriever:
                         history = np.zeros(len(scored), dtype=np.float32)
                         history[lifted] = np.clip(scored[lifted] - own, 0.0, None)
                     else:
-                        dense = raw.get("dense")
+                        exact = raw.get("dense")
+                        dense = None if exact is None else exact.full()
                         if dense is None and snapshot.dense is not None:
                             dense = snapshot.dense @ vector
                         if dense is not None:
                             history = np.clip(history - dense, 0.0, None).astype(np.float32)
-                    raw[signal] = history
+                    raw[signal] = _frozen(history)
+            elif len(snapshot.passages) < CANDIDATES_FROM:
+                raw[signal] = _frozen(snapshot.indexes[signal].scores(tokens))
             else:
-                raw[signal] = snapshot.indexes[signal].scores(tokens)
+                raw[signal] = LexicalScores(snapshot.indexes[signal], tokens)
         return raw
 
     def _fuse_weighted(
         self,
         snapshot: _Snapshot,
-        raw: Mapping[str, np.ndarray],
+        scores: Scores,
         tokens: list[str],
         mask: Mask | None,
         k: int,
         fusion: Fusion,
     ) -> list[Hit]:
-        normalized: dict[str, np.ndarray] = {}
-        for signal, scores in raw.items():
-            if signal in _COSINE:
-                normalized[signal] = np.clip(scores, 0.0, None)
-            else:
-                ceiling = snapshot.indexes[signal].ceiling(tokens)
-                normalized[signal] = scores / ceiling if ceiling > 0 else np.zeros_like(scores)
-        weights = {s: fusion.weight(s) for s in raw}
-        if fusion.lexical_trust and "body" in normalized and len(normalized["body"]):
-            weights["body"] *= 1.0 + fusion.lexical_trust * float(normalized["body"].max())
-        fused = weighted_score_fusion(normalized, weights)
-        found = top_k(fused, k, mask)
-        positions = np.array([position for position, _ in found], dtype=np.int64)
-        # A signal's rank of a hit: 1 + how many searched passages that signal scores higher.
-        ranks: dict[str, np.ndarray] = {}
-        for signal, scores in raw.items():
-            pool = scores if mask is None else scores[mask]
-            values = scores[positions]
-            if values.size:  # only passages above the lowest hit can outrank a hit
-                pool = pool[pool > values.min()]
-            # One pass over the pool per hit: a (pool x hits) matrix summed down its columns
-            # cost tens of ms at 1M passages.
-            ranks[signal] = 1 + np.array(
-                [np.count_nonzero(pool > value) for value in values.tolist()], dtype=np.int64
-            )
+        ceilings: dict[str, float | None] = {
+            s: None if s in _COSINE else snapshot.indexes[s].ceiling(tokens) for s in scores
+        }
+        weights = {s: fusion.weight(s) for s in scores}
+        if fusion.lexical_trust and "body" in scores:
+            # The best body share over every passage (any kind): the best body passage's.
+            best = normalized(scores["body"].top(1, None).scores, ceilings["body"])
+            weights["body"] *= 1.0 + fusion.lexical_trust * float(best.max(initial=0.0))
+        size = len(snapshot.passages)
+        depth = max(CANDIDATE_DEPTH, 2 * k)
+        found = weighted_top(scores, ceilings, weights, k, mask, depth, size)
+        # A signal's rank of a hit: 1 + how many searched passages that signal scores higher
+        # (only where the hit is explained: a positive score, or any dense score).
+        ranks: dict[str, dict[int, int]] = {}
+        for signal, values in found.raw.items():
+            shown = np.flatnonzero((values > 0) | (signal == "dense"))
+            above = scores[signal].count_above(values[shown], mask)
+            ranks[signal] = dict(zip(shown.tolist(), (above + 1).tolist(), strict=True))
         hits: list[Hit] = []
-        for rank, (position, score) in enumerate(found, start=1):
-            explained: dict[str, SignalScore] = {}
-            for signal, scores in raw.items():
-                value = float(scores[position])
-                if value > 0 or signal == "dense":
-                    explained[signal] = SignalScore(int(ranks[signal][rank - 1]), value)
-            hits.append(Hit(snapshot.passages[position], rank, score, explained))
+        for i, (position, score) in enumerate(zip(found.positions, found.scores, strict=True)):
+            explained = {
+                signal: SignalScore(ranks[signal][i], float(found.raw[signal][i]))
+                for signal in found.raw
+                if i in ranks[signal]
+            }
+            hits.append(Hit(snapshot.passages[int(position)], i + 1, float(score), explained))
         return hits
 
     def _fuse_rrf(
         self,
         snapshot: _Snapshot,
-        raw: Mapping[str, np.ndarray],
+        scores: Scores,
         mask: Mask | None,
         k: int,
         per_signal: int,
@@ -495,19 +515,19 @@ class HybridRetriever:
     ) -> list[Hit]:
         rankings: dict[str, list[str]] = {}
         explained: dict[str, dict[str, SignalScore]] = {}
-        for signal, scores in raw.items():
-            found = top_k(scores, per_signal, mask)
-            ids = [snapshot.passages[position].id for position, _ in found]
+        for signal, signal_scores in scores.items():
+            found = signal_scores.top(per_signal, mask)
+            ids = [snapshot.passages[int(position)].id for position in found.positions]
             rankings[signal] = ids
             explained[signal] = {
-                pid: SignalScore(rank, score)
-                for rank, (pid, (_, score)) in enumerate(zip(ids, found, strict=True), start=1)
+                pid: SignalScore(rank, float(score))
+                for rank, (pid, score) in enumerate(zip(ids, found.scores, strict=True), start=1)
             }
-        weights = {signal: fusion.weight(signal) for signal in raw}
+        weights = {signal: fusion.weight(signal) for signal in scores}
         fused = reciprocal_rank_fusion(rankings, k=fusion.rrf_k, weights=weights)
         hits: list[Hit] = []
         for rank, (pid, score) in enumerate(fused[:k], start=1):
-            signals = {s: explained[s][pid] for s in raw if pid in explained[s]}
+            signals = {s: explained[s][pid] for s in scores if pid in explained[s]}
             passage = snapshot.passages[snapshot.by_id[pid]]
             hits.append(Hit(passage=passage, rank=rank, score=score, signals=signals))
         return hits
