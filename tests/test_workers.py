@@ -369,3 +369,26 @@ def _cli_store() -> Store:
     store = open_store(load_settings())
     store.upsert_documents(KB)
     return store
+
+
+def _blas_threads_after(env_value: str | None) -> str:
+    """What OPENBLAS_NUM_THREADS is after the worker's setting runs in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if env_value is not None:
+        env["OPENBLAS_NUM_THREADS"] = env_value
+    code = (
+        "import os, sys\n"
+        "from supportagent.cli.schedule import one_blas_thread\n"
+        "assert 'numpy' not in sys.modules, 'numpy was imported before the worker could set it'\n"
+        "one_blas_thread()\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_worker_runs_one_blas_thread_unless_the_environment_says_otherwise() -> None:
+    assert _blas_threads_after(None) == "1"
+    assert _blas_threads_after("4") == "4"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -97,6 +99,18 @@ def schedule(
     raise typer.Exit(guard(run))
 
 
+def one_blas_thread() -> None:
+    """One OpenBLAS thread for this process, unless the environment says otherwise.
+
+    Workers run one per core: a worker whose matrix products spread over every core fights
+    the others for them (at 1M passages, hybrid CPU p50 65-76 ms with OpenBLAS's default
+    threads against 22-30 ms with one; docs/scaling.md). OpenBLAS reads the variable when
+    numpy is first imported, so this must run before that; later it changes nothing.
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 @app.command()
 def worker(
     ctx: typer.Context,
@@ -115,6 +129,7 @@ def worker(
 
     Workers share one database (SUPPORTAGENT_DATABASE_URL=postgresql://... for many machines).
     """
+    one_blas_thread()
     settings = _with_caps(settings_of(ctx), max_api_calls, max_tokens)
 
     def run() -> int:
