@@ -109,8 +109,8 @@ ALL_TUNE = frozenset({"risk"})
 
 
 def split_of(set_name: str, row: TriageRow, ours: bool) -> str:
-    """A set named ``..._tune`` (or ``..._train``, training rows) or ``..._report`` is all one
-    half; ours say; others by hash."""
+    """A set named ``..._tune`` (or ``..._train``: the triage model's extra training rows, never
+    scored nor calibrated on) or ``..._report`` is all one half; ours say; others by hash."""
     if set_name.endswith(("_tune", "_train")) or set_name in ALL_TUNE:
         return "tune"
     if set_name.endswith("_report"):
@@ -123,6 +123,8 @@ def collect(split: str) -> dict[str, list[tuple[TriageRow, str | None]]]:
     for dataset in find_datasets():
         if dataset.kind != "triage" or (split == "tune" and dataset.name in REPORT_ONLY):
             continue
+        if dataset.name.endswith("_train"):
+            continue  # training rows of the triage model, never a calibration pool
         rows = [
             r for r in read_triage(dataset.path) if split_of(dataset.name, r, dataset.ours) == split
         ]

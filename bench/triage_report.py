@@ -68,6 +68,8 @@ def main() -> None:
     for dataset in find_datasets():
         if dataset.kind != "triage" or (args.sets and dataset.name not in args.sets):
             continue
+        if dataset.name.endswith("_train"):
+            continue  # training rows only (bench/fetch_eval_sets.py), never scored
         for half, rows in halves(dataset.name, dataset.ours, dataset.path).items():
             if not rows or (args.half and half != args.half):
                 continue
