@@ -16,7 +16,9 @@ model's (the model adds its own ~100 MiB and ~8 ms a query to every worker, inde
 
 Private memory is ``Private_Clean + Private_Dirty``: what a worker adds to the machine. It is
 read twice in each child: after making the documents (their Python objects, the same in
-either mode) and after opening the index and searching (what the index itself costs).
+either mode) and after opening the index, dropping its own list of documents (as a worker
+does once its retriever is open) and searching. A mapping worker then holds no document or
+passage objects beyond those of the hits; one building its own index keeps them all.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ def child(size: int, folder: str | None, n_queries: int) -> None:
     index_dir = Path(folder) if folder else None
     retriever = HybridRetriever(docs, embedder=SeededVectors(), index_dir=index_dir)
     opened = time.perf_counter() - start
+    del docs  # as in ``Knowledge.from_store``: the list read from the store is not kept
     times, cpu = [], []
     for query in queries[:n_queries]:
         t0, c0 = time.perf_counter(), time.process_time()
