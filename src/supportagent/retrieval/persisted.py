@@ -15,7 +15,6 @@ reach the embedder.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -70,9 +69,11 @@ def corpus_key(
             digest.update(part.encode("utf-8"))
             digest.update(b"\0")
     for doc in documents.values():
-        fields = [doc.id, doc.kind.value, doc.title, doc.body, doc.source, doc.linked_docs]
-        text = json.dumps([*fields, doc.meta], ensure_ascii=False, default=repr)
-        digest.update(text.encode("utf-8", "surrogatepass"))
+        linked = (str(len(doc.linked_docs)), *doc.linked_docs)
+        for part in (doc.id, doc.kind.value, doc.title, doc.body, doc.source, *linked):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\0")
+        digest.update(repr(doc.meta).encode("utf-8", "surrogatepass"))  # JSON-like values
         digest.update(b"\0")
     return digest.hexdigest()
 

@@ -346,15 +346,16 @@ class HybridRetriever:
         if self.embedder is not None and loaded.dense is not None and len(loaded.dense):
             self._rows = _GrowingRows(loaded.dense, copy=False)
             dense = self._rows.view()
-            start = 0
-            for doc in docs:
-                end = start + len(doc.passages)
-                prepared[doc.document.id] = replace(doc, vectors=dense[start:end])
-                start = end
-        history = self._history(list(prepared.values()), passages, dense)
+        history = self._history(docs, passages, dense)
         approximate = loaded.ivf if dense is not None else None
         corpus = loaded.corpus
         if corpus is None:  # a corpus that could not be saved as it is: kept in memory
+            start = 0
+            for doc in docs:
+                end = start + len(doc.passages)
+                vectors = None if dense is None else dense[start:end]
+                prepared[doc.document.id] = replace(doc, vectors=vectors)
+                start = end
             self._prepared = prepared
             by_id = {p.id: i for i, p in enumerate(passages)}
             return _Snapshot(
