@@ -117,6 +117,7 @@ def child(size: int, folder: str | None, n_queries: int) -> None:
         "cpu_p50_ms": statistics.median(cpu),
         "docs_private": before["private"],
         "private": after["private"],
+        "anonymous": after["anonymous"],
         "shared": after["shared"],
         "pss": after["pss"],
     }
@@ -169,14 +170,14 @@ def _bench_in(folder: str, size: int, workers: int, n_queries: int) -> None:
     print(f"{files:.0f} MiB of .npy files; {workers} workers mapping it, 1 building its own")
     print(
         "| worker | opened in s | p50 ms | p95 ms | CPU p50 ms | private MiB "
-        "| before the index | shared MiB |"
+        "| of it anonymous | before the index | shared MiB |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, r in [*((f"mapped {i + 1}", r) for i, r in enumerate(mapped)), ("own", own)]:
         print(
             f"| {name} ({r['status']}) | {r['open_s']:.2f} | {r['p50_ms']:.1f} | "
             f"{r['p95_ms']:.1f} | {r['cpu_p50_ms']:.1f} | {r['private']:.0f} | "
-            f"{r['docs_private']:.0f} | {r['shared']:.0f} |"
+            f"{r['anonymous']:.0f} | {r['docs_private']:.0f} | {r['shared']:.0f} |"
         )
 
 
