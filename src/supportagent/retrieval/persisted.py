@@ -1,9 +1,12 @@
 """The retriever's index as ``ondisk`` generations: what is saved, its key, what is reused.
 
 A generation holds the BM25 postings of both lexical signals, the passage vectors with the
-content digest of the text each one embeds, and the passages' kinds. Its key is a digest of
-the embedder's model id and of every passage (id, kind, indexed texts), in order: when the
-store's documents have not changed, the key matches and nothing is tokenized or embedded.
+content digest of the text each one embeds, and the documents and passages themselves
+(``mapped_corpus.py``). Its key is a digest of the embedder's model id, of every passage (id,
+kind, indexed texts) and of every document (all its fields), in order: when the store's
+documents have not changed, the key matches and nothing is tokenized or embedded. A
+generation saved before the documents were kept in it has a key of the older form, so it
+is rebuilt once when it is next opened (its vectors reused, nothing embedded again).
 When they have, BM25 is rebuilt (its idf spans the whole corpus) and a vector is taken from
 the previous generation whenever the text it embeds is the same; only new or edited passages
 reach the embedder.
@@ -22,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import Document, Passage
-from supportagent.retrieval import ivf, ondisk
+from supportagent.retrieval import ivf, mapped_corpus, ondisk
 from supportagent.retrieval.bm25 import BM25Index
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
 from supportagent.retrieval.passages import dense_text, title_text
@@ -32,6 +35,9 @@ log = logging.getLogger(__name__)
 
 LEXICAL = ("body", "title")
 _DIGEST = 32
+#: Names the form of the key: a key without the documents (before they were saved) never
+#: equals one with them.
+_KEY_FORM = "passages+documents"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,8 @@ class Loaded:
     status: str
     #: The approximate dense index, kept for corpora of ``ivf.MIN_PASSAGES`` passages or more.
     ivf: ivf.IVFIndex | None = None
+    #: The documents and passages, mapped; None when the corpus could not be saved as it is.
+    corpus: mapped_corpus.MappedCorpus | None = None
 
 
 def dense_keys(passages: Sequence[Passage]) -> list[bytes]:
@@ -53,13 +61,20 @@ def dense_keys(passages: Sequence[Passage]) -> list[bytes]:
 def corpus_key(
     model_id: str | None, passages: Sequence[Passage], documents: Mapping[str, Document]
 ) -> str:
-    """A digest of everything the index depends on, in order."""
-    digest = hashlib.sha256(f"{model_id}\0{len(passages)}\0".encode())
+    """A digest of everything the index depends on and holds, in order."""
+    digest = hashlib.sha256(f"{_KEY_FORM}\0{model_id}\0{len(passages)}\0".encode())
     for passage in passages:
         title = title_text(passage, documents[passage.doc_id])
         for part in (passage.id, passage.kind.value, passage.text, title, dense_text(passage)):
             digest.update(part.encode("utf-8"))
             digest.update(b"\0")
+    for doc in documents.values():
+        linked = (str(len(doc.linked_docs)), *doc.linked_docs)
+        for part in (doc.id, doc.kind.value, doc.title, doc.body, doc.source, *linked):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\0")
+        digest.update(repr(doc.meta).encode("utf-8", "surrogatepass"))  # JSON-like values
+        digest.update(b"\0")
     return digest.hexdigest()
 
 
@@ -123,7 +138,21 @@ def _build(
         if len(passages) >= ivf.MIN_PASSAGES:
             built = ivf.build(arrays["dense"])
             arrays.update({f"ivf.{name}": array for name, array in built.items()})
+    try:
+        arrays.update(mapped_corpus.encode(_grouped(passages, documents)))
+    except mapped_corpus.CannotMap as exc:
+        log.info("documents kept in memory, not in the index: %s", exc)
     return meta, arrays
+
+
+def _grouped(
+    passages: Sequence[Passage], documents: Mapping[str, Document]
+) -> list[tuple[Document, Sequence[Passage]]]:
+    """Each document with its passages, in the documents' order (the passages follow it)."""
+    of: dict[str, list[Passage]] = {doc_id: [] for doc_id in documents}
+    for passage in passages:
+        of[passage.doc_id].append(passage)
+    return [(documents[doc_id], found) for doc_id, found in of.items()]
 
 
 def _reuse(
@@ -156,4 +185,7 @@ def _unpack(generation: ondisk.Generation, status: str) -> Loaded:
         indexes[signal] = BM25Index.from_arrays(parts, int(numbers["size"]), numbers["avgdl"])
     ivf_parts = {n.split(".", 1)[1]: a for n, a in arrays.items() if n.startswith("ivf.")}
     approximate = ivf.IVFIndex.from_arrays(ivf_parts) if ivf_parts else None
-    return Loaded(indexes, arrays.get("dense"), status, approximate)
+    corpus = (
+        mapped_corpus.MappedCorpus(arrays) if mapped_corpus.MappedCorpus.present(arrays) else None
+    )
+    return Loaded(indexes, arrays.get("dense"), status, approximate, corpus)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -48,6 +48,7 @@ from supportagent.retrieval.history import (
     linked_questions,
 )
 from supportagent.retrieval.ivf import IVFIndex
+from supportagent.retrieval.mapped_corpus import Joined, MappedCorpus
 from supportagent.retrieval.maxscore import LexicalScores
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
 from supportagent.retrieval.persisted import open_index
@@ -106,7 +107,8 @@ class _Prepared:
 
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
-    passages: tuple[Passage, ...]
+    #: A tuple, or (index on disk) passages made from the mapped corpus as they are read.
+    passages: Sequence[Passage]
     by_id: Mapping[str, int]
     indexes: Mapping[str, BM25Index]
     kinds: np.ndarray
@@ -128,6 +130,68 @@ def _prepare(document: Document, *, tokenized: bool = True) -> _Prepared:
 
 
 _KIND_CODES = {kind: code for code, kind in enumerate(DocKind)}
+
+
+class _AddedIds(Mapping[str, int]):
+    """Mapped passage ids and, over them, the positions of passages added since."""
+
+    def __init__(self, base: Mapping[str, int], added: dict[str, int]) -> None:
+        self._base, self._added = base, added
+
+    @classmethod
+    def of(cls, ids: Mapping[str, int], added: dict[str, int]) -> _AddedIds:
+        if isinstance(ids, _AddedIds):
+            return cls(ids._base, {**ids._added, **added})
+        return cls(ids, added)
+
+    def __getitem__(self, passage_id: str) -> int:
+        found = self._added.get(passage_id)
+        return self._base[passage_id] if found is None else found
+
+    def __len__(self) -> int:
+        return len(self._base) + sum(1 for p in self._added if p not in self._base)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._base
+        yield from (p for p in self._added if p not in self._base)
+
+
+class _MappedDocuments(Mapping[str, _Prepared]):
+    """The documents of a mapped corpus, each made when it is read, plus those added or
+    replaced since (``overlay``): iterated in the order a dict of them would be (a replaced
+    document keeps its place, a new one comes last)."""
+
+    def __init__(
+        self, corpus: MappedCorpus, dense: Vectors | None, overlay: Mapping[str, _Prepared]
+    ) -> None:
+        self._corpus, self._dense, self._overlay = corpus, dense, overlay
+
+    def with_document(self, prepared: _Prepared) -> _MappedDocuments:
+        return _MappedDocuments(
+            self._corpus, self._dense, {**self._overlay, prepared.document.id: prepared}
+        )
+
+    def _at(self, j: int) -> _Prepared:
+        positions = self._corpus.passage_range(j)
+        passages = tuple(self._corpus.passage(i) for i in positions)
+        vectors = None if self._dense is None else self._dense[positions.start : positions.stop]
+        return _Prepared(self._corpus.document_at(j), passages, {}, vectors)
+
+    def __getitem__(self, doc_id: str) -> _Prepared:
+        found = self._overlay.get(doc_id)
+        if found is not None:
+            return found
+        return self._at(self._corpus.document_ids[doc_id])  # KeyError when unknown
+
+    def _new(self) -> list[str]:
+        return [d for d in self._overlay if d not in self._corpus.document_ids]
+
+    def __len__(self) -> int:
+        return len(self._corpus) + len(self._new())
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (self._corpus.document_id(j) for j in range(len(self._corpus)))
+        yield from self._new()
 
 
 class _GrowingRows:
@@ -195,18 +259,20 @@ class HybridRetriever:
             tuple[str, tuple[str, ...], frozenset[str]], tuple[_Snapshot, Scores]
         ] = OrderedDict()
         # Insertion-ordered; a replaced document keeps its place, so order is deterministic.
-        self._prepared: dict[str, _Prepared] = {}
+        # With an index on disk, a view of the mapped corpus instead of objects (see _open).
+        self._prepared: Mapping[str, _Prepared] = {}
         #: How this retriever's index came to be: built in memory, mapped from disk, or built
         #: and saved (with the reason).
         self.index_status = "in memory"
+        prepared: dict[str, _Prepared] = {}
         if index_dir is not None:
             for document in documents:
-                self._prepared[document.id] = _prepare(document, tokenized=False)
-            self._snapshot = self._open(index_dir, progress)
+                prepared[document.id] = _prepare(document, tokenized=False)
+            self._snapshot = self._open(index_dir, prepared, progress)
         else:
             for document in documents:
-                self._prepared[document.id] = _prepare(document)
-            self._prepared = self._embed(self._prepared, progress)
+                prepared[document.id] = _prepare(document)
+            self._prepared = self._embed(prepared, progress)
             self._snapshot = self._build(self._prepared.values())
         # --- fusion that reads the corpus (kept apart from building, see adaptive.py) ---
         if fusion is not None or adaptive.SHRINK == 0:
@@ -258,10 +324,14 @@ class HybridRetriever:
             history=history,
         )
 
-    def _open(self, index_dir: Path, progress: Progress | None) -> _Snapshot:
+    def _open(
+        self, index_dir: Path, prepared: dict[str, _Prepared], progress: Progress | None
+    ) -> _Snapshot:
         """The snapshot over the index on disk (built and saved first when it is missing,
-        damaged or out of date); the documents' vectors are views of the mapped rows."""
-        docs = list(self._prepared.values())
+        damaged or out of date); the documents' vectors are views of the mapped rows, and
+        the documents and passages are read from the mapped corpus once it is open: the
+        objects made to check the key are dropped."""
+        docs = list(prepared.values())
         passages = tuple(p for doc in docs for p in doc.passages)
         documents = {doc.document.id: doc.document for doc in docs}
         try:
@@ -269,26 +339,40 @@ class HybridRetriever:
         except OSError as exc:  # a read-only or full disk: search still works, from memory
             log.warning("cannot keep the search index in %s (%s); built in memory", index_dir, exc)
             self.index_status = f"in memory (could not write {index_dir}: {exc.strerror or exc})"
-            self._prepared = self._embed(self._prepared, progress)
+            self._prepared = self._embed(prepared, progress)
             return self._build(self._prepared.values())
         self.index_status = loaded.status
         dense = None
         if self.embedder is not None and loaded.dense is not None and len(loaded.dense):
             self._rows = _GrowingRows(loaded.dense, copy=False)
             dense = self._rows.view()
+        history = self._history(docs, passages, dense)
+        approximate = loaded.ivf if dense is not None else None
+        corpus = loaded.corpus
+        if corpus is None:  # a corpus that could not be saved as it is: kept in memory
             start = 0
             for doc in docs:
                 end = start + len(doc.passages)
-                self._prepared[doc.document.id] = replace(doc, vectors=dense[start:end])
+                vectors = None if dense is None else dense[start:end]
+                prepared[doc.document.id] = replace(doc, vectors=vectors)
                 start = end
-        by_id = {p.id: i for i, p in enumerate(passages)}
-        history = self._history(list(self._prepared.values()), passages, dense)
-        approximate = loaded.ivf if dense is not None else None
+            self._prepared = prepared
+            by_id = {p.id: i for i, p in enumerate(passages)}
+            return _Snapshot(
+                passages,
+                by_id,
+                dict(loaded.indexes),
+                _kind_codes(passages),
+                dense,
+                history,
+                ivf=approximate,
+            )
+        self._prepared = _MappedDocuments(corpus, dense, {})
         return _Snapshot(
-            passages,
-            by_id,
+            corpus.passages,
+            corpus.passage_ids,
             dict(loaded.indexes),
-            _kind_codes(passages),
+            corpus.kinds,
             dense,
             history,
             ivf=approximate,
@@ -576,8 +660,11 @@ class HybridRetriever:
             ):
                 return
             fresh = self._embed({document.id: _prepare(document)}, None)[document.id]
-            prepared = dict(self._prepared)
-            prepared[document.id] = fresh
+            prepared: Mapping[str, _Prepared]
+            if isinstance(self._prepared, _MappedDocuments):
+                prepared = self._prepared.with_document(fresh)
+            else:
+                prepared = {**self._prepared, document.id: fresh}
             if current is None:
                 snapshot = self._append(self._snapshot, fresh, prepared.values())
             else:  # a replaced document keeps its place: positions shift, so rebuild
@@ -586,8 +673,8 @@ class HybridRetriever:
             self._snapshot = snapshot
 
     def _embed(
-        self, prepared: dict[str, _Prepared], progress: Progress | None
-    ) -> dict[str, _Prepared]:
+        self, prepared: Mapping[str, _Prepared], progress: Progress | None
+    ) -> Mapping[str, _Prepared]:
         """The same documents with their passages' vectors (all in one batched call)."""
         if self.embedder is None:
             return prepared
@@ -622,7 +709,7 @@ class HybridRetriever:
         self, snapshot: _Snapshot, fresh: _Prepared, everything: Iterable[_Prepared]
     ) -> _Snapshot:
         """The snapshot plus one new document at the end; earlier positions do not move."""
-        passages = snapshot.passages + fresh.passages
+        passages = Joined.of(snapshot.passages, fresh.passages)
         indexes: dict[str, BM25Index] = {}
         for signal in LEXICAL:
             index = snapshot.indexes[signal].with_added(fresh.tokens_of(signal))
@@ -636,8 +723,12 @@ class HybridRetriever:
                 dense = self._rows.view()
             else:
                 dense = self._rows.append(fresh.vectors)
-        by_id = dict(snapshot.by_id)
-        by_id.update({p.id: len(snapshot.passages) + i for i, p in enumerate(fresh.passages)})
+        added = {p.id: len(snapshot.passages) + i for i, p in enumerate(fresh.passages)}
+        by_id: Mapping[str, int]
+        if isinstance(snapshot.by_id, dict):
+            by_id = {**snapshot.by_id, **added}
+        else:
+            by_id = _AddedIds.of(snapshot.by_id, added)
         kinds = np.concatenate([snapshot.kinds, _kind_codes(fresh.passages)])
         history = snapshot.history
         if linked_questions([fresh.document]) or history is None:
