@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from drafting import hits
 from supportagent.agent.questions import AnswerKind, classify_question, has_answer, ticket_questions
-from supportagent.domain import DocKind, Draft, DraftSentence, Hit, Passage, Ticket, resolved_body
+from supportagent.domain import DocKind, Draft, DraftSentence, Passage, Ticket, resolved_body
 from supportagent.engines.extract import customer_specific, evidence_units, general_part
 from supportagent.engines.offline import OfflineEngine
 from supportagent.engines.offline_check import check_draft
@@ -20,10 +21,6 @@ def rt(rid: str, question: str, answer: str) -> Passage:
     return Passage(
         f"{rid}#answer", rid, DocKind.RESOLVED, question, (), resolved_body(question, answer)
     )
-
-
-def hits(*passages: Passage) -> list[Hit]:
-    return [Hit(p, rank, 1.0 / rank) for rank, p in enumerate(passages, start=1)]
 
 
 SDK = kb(

@@ -7,8 +7,7 @@ choices it makes in use.
 
 from __future__ import annotations
 
-from functools import cache
-
+from drafting import hits, quoted
 from supportagent.agent.questions import (
     AnswerKind,
     Question,
@@ -16,9 +15,9 @@ from supportagent.agent.questions import (
     classify_question,
     ticket_questions,
 )
-from supportagent.domain import DocKind, Hit, Passage, Ticket
+from supportagent.domain import DocKind, Passage, Ticket
 from supportagent.engines.extract import bullet_run, evidence_units
-from supportagent.engines.offline import OfflineEngine, _close_second
+from supportagent.engines.offline import _close_second
 from supportagent.engines.scoring import (
     LEAD_TERMS,
     Scored,
@@ -26,26 +25,10 @@ from supportagent.engines.scoring import (
     _framed_by_subject,
     _weights,
 )
-from supportagent.retrieval.dense import OnnxMiniLM
-
-
-@cache
-def minilm() -> OnnxMiniLM:
-    return OnnxMiniLM()
 
 
 def kb(pid: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
     return Passage(f"{pid}#s", pid, DocKind.KB, title, (heading,), text)
-
-
-def hits(*passages: Passage) -> list[Hit]:
-    return [Hit(p, rank, 1.0 / rank) for rank, p in enumerate(passages, start=1)]
-
-
-def quoted(subject: str, body: str, *passages: Passage) -> list[str]:
-    engine = OfflineEngine(embed=minilm().embed)
-    draft = engine.draft(Ticket("T-1", subject, body), hits(*passages))
-    return [s.text for s in draft.sentences]
 
 
 # ---------------------------------------------------------------------------- what is asked

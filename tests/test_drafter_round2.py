@@ -8,8 +8,7 @@ The drafter runs with the shipped MiniLM model, as the pipeline gives it.
 
 from __future__ import annotations
 
-from functools import cache
-
+from drafting import hits, minilm, quoted
 from supportagent.agent.facts import extract_facts, find_conflicts, quantities, scope_of
 from supportagent.agent.questions import (
     AnswerKind,
@@ -19,14 +18,7 @@ from supportagent.agent.questions import (
 )
 from supportagent.domain import DocKind, Hit, Passage, Ticket
 from supportagent.engines.extract import customer_specific, evidence_units
-from supportagent.engines.offline import OfflineEngine
 from supportagent.engines.scoring import SCOPE_BONUS, TWIN_SIMILARITY, UnitScorer, in_context
-from supportagent.retrieval.dense import OnnxMiniLM
-
-
-@cache
-def minilm() -> OnnxMiniLM:
-    return OnnxMiniLM()
 
 
 def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
@@ -37,16 +29,6 @@ def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") ->
 
 def resolved(doc: str, question: str, answer: str) -> Passage:
     return Passage(f"{doc}#answer", doc, DocKind.RESOLVED, question, (), f"{question}\n\n{answer}")
-
-
-def hits(*passages: Passage) -> list[Hit]:
-    return [Hit(p, rank, 1.0 / rank) for rank, p in enumerate(passages, start=1)]
-
-
-def quoted(subject: str, body: str, *passages: Passage) -> list[str]:
-    engine = OfflineEngine(embed=minilm().embed)
-    draft = engine.draft(Ticket("T-1", subject, body), hits(*passages))
-    return [s.text for s in draft.sentences]
 
 
 # ---------------------------------------------------------------------------- what is asked

@@ -10,26 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from risk_sets import FIELDS, RISK_REASON
+
 SET_DIR = Path(__file__).resolve().parents[1] / "eval" / "risk_blind2"
-FIELDS = {
-    "id",
-    "subject",
-    "body",
-    "expected_bucket",
-    "expected_safety",
-    "expected_reason",
-    "language",
-    "shape",
-    "split",
-    "notes",
-}
-RISK_REASON = {
-    "self_harm_risk": {"self_harm"},
-    "security_incident": {"security_incident"},
-    "payment_fraud": {"payment_fraud"},
-    "legal_threat": {"legal_threat"},
-    "money_or_account": {"money_specific", "account_specific"},
-}
 HARMLESS_REASONS = {
     "answerable": {"question"},
     "not_a_question": {"bug_report", "feature_request", "feedback", "outage"},

@@ -11,27 +11,10 @@ from typing import Any
 
 import pytest
 
+from risk_sets import FIELDS, RISK_REASON
+
 DATA = Path(__file__).resolve().parents[1] / "eval" / "risk_fresh" / "tickets.jsonl"
 
-FIELDS = {
-    "id",
-    "subject",
-    "body",
-    "expected_bucket",
-    "expected_safety",
-    "expected_reason",
-    "language",
-    "shape",
-    "split",
-    "notes",
-}
-RISK_REASON = {
-    "self_harm_risk": {"self_harm"},
-    "security_incident": {"security_incident"},
-    "payment_fraud": {"payment_fraud"},
-    "legal_threat": {"legal_threat"},
-    "money_or_account": {"money_specific", "account_specific"},
-}
 HARMLESS_BUCKET = {
     "question": "answerable",
     "bug_report": "not_a_question",

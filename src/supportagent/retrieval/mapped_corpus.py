@@ -185,14 +185,11 @@ class MappedCorpus:
         return self._did[j]
 
 
-class MappedPassages(Sequence[Passage]):
-    """The corpus's passages as a sequence; each one is made when it is read."""
+class _Made(Sequence[Passage]):
+    """A sequence whose passages are made when read: subclasses give ``len`` and ``_made``."""
 
-    def __init__(self, corpus: MappedCorpus) -> None:
-        self._corpus = corpus
-
-    def __len__(self) -> int:
-        return len(self._corpus.kinds)
+    def _made(self, i: int) -> Passage:
+        raise NotImplementedError
 
     @overload
     def __getitem__(self, i: int) -> Passage: ...
@@ -205,13 +202,26 @@ class MappedPassages(Sequence[Passage]):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
+        return self._made(i)
+
+
+class MappedPassages(_Made):
+    """The corpus's passages as a sequence; each one is made when it is read."""
+
+    def __init__(self, corpus: MappedCorpus) -> None:
+        self._corpus = corpus
+
+    def __len__(self) -> int:
+        return len(self._corpus.kinds)
+
+    def _made(self, i: int) -> Passage:
         return self._corpus.passage(i)
 
     def __iter__(self) -> Iterator[Passage]:
         return (self._corpus.passage(i) for i in range(len(self)))
 
 
-class Joined(Sequence[Passage]):
+class Joined(_Made):
     """Mapped passages followed by passages added since (each added document's, in order)."""
 
     def __init__(self, base: Sequence[Passage], tail: tuple[Passage, ...]) -> None:
@@ -229,17 +239,7 @@ class Joined(Sequence[Passage]):
     def __len__(self) -> int:
         return len(self._base) + len(self._tail)
 
-    @overload
-    def __getitem__(self, i: int) -> Passage: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Passage]: ...
-    def __getitem__(self, i: int | slice) -> Passage | Sequence[Passage]:
-        if isinstance(i, slice):
-            return tuple(self[j] for j in range(*i.indices(len(self))))
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _made(self, i: int) -> Passage:
         base = len(self._base)
         return self._base[i] if i < base else self._tail[i - base]
 
