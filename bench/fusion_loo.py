@@ -9,7 +9,10 @@ query's normalised signal scores are kept, so any weighting is scored in a vecto
 ``SHRINK`` (how far the weights move from the fixed ones towards the pseudo-query optimum), is
 chosen for each held-out dataset on the *other* datasets (highest mean MRR margin over their
 best single signal) and the held-out dataset is reported at that value. The last table is the
-real ``eval retrieval`` run of every dataset (the shipped default, fixed weights, RRF).
+real ``eval retrieval`` run of every dataset (the shipped default, fixed weights, RRF). Also
+scored leave-one-out: ``Fusion.lexical_trust``, a pseudo-query gap-to-ratio mapping, and a
+dense weight lowered by the held-out set's query gap ratio (BM25's mean top-document gap over
+dense's; read from the queries, so measured only, not shipped).
 Datasets: StackFAQ, the demo eval set, Brightwrench (all 60 queries) and every BEIR folder
 under ``--data`` (fetched public sets, each with a SOURCE.md).
 """
@@ -35,7 +38,7 @@ from supportagent.retrieval.eval import (
     evaluate_retrieval,
     read_beir,
 )
-from supportagent.retrieval.fusion import DEFAULT_WEIGHTS, Fusion
+from supportagent.retrieval.fusion import DEFAULT_LEXICAL_TRUST, DEFAULT_WEIGHTS, Fusion
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.text import tokenize
 from supportagent.runtime import demo_path
@@ -73,6 +76,9 @@ class Scored:
                     scale = scales[signal]
                     out[signal] = scores / scale if scale > 0 else np.zeros(len(scores))
             self.arrays.append(out)
+        self.gap_ratio = _mean_gap(self.arrays, self.starts, "body") / max(
+            _mean_gap(self.arrays, self.starts, "dense"), 1e-9
+        )
 
     def mrr(self, weights: Mapping[str, float], trust: float = 0.0) -> float:
         """MRR of a weighting; ``trust`` is ``Fusion.lexical_trust`` (per-query body factor)."""
@@ -87,6 +93,17 @@ class Scored:
             if hit > 0:
                 total += 1.0 / (1 + int((best[~relevant] >= hit).sum()))
         return total / len(self.arrays)
+
+
+def _mean_gap(arrays: list[dict[str, np.ndarray]], starts: np.ndarray, signal: str) -> float:
+    """Mean over queries of (top document score - second) / top for one signal: how sharply
+    the signal singles out one document. Label-free, but read from the queries themselves."""
+    gaps = []
+    for out in arrays:
+        doc = np.sort(np.maximum.reduceat(out[signal], starts))
+        top, second = doc[-1], (doc[-2] if len(doc) > 1 else 0.0)
+        gaps.append((top - second) / top if top > 0 else 0.0)
+    return float(np.mean(gaps))
 
 
 def main() -> None:
@@ -184,6 +201,29 @@ def main() -> None:
             t: round(float(np.mean([trust_margin(n, t) for n in scored])), 4) for t in trusts
         }
         print("mean margin over all datasets by trust:", all_trust)
+        # Per corpus from the queries' own sharpness: where BM25 singles out one document more
+        # sharply than dense does (mean gap ratio above r0), the dense weight is halved per
+        # 1/a of ratio, dense = 3 * 2 ** (-a * max(0, ratio - r0)), with lexical trust 2.
+        ratio_grid = [(r0, a) for r0 in (1.0, 1.2, 1.4) for a in (0.0, 1.0, 2.0, 3.0, 4.0)]
+
+        def ratio_margin(name: str, grid_point: tuple[float, float]) -> float:
+            s = scored[name]
+            r0, a = grid_point
+            dense = DEFAULT_WEIGHTS["dense"] * 2 ** (-a * max(0.0, s.gap_ratio - r0))
+            best = max(s.mrr({sig: 1.0}) for sig in SIGNALS)
+            return s.mrr({**DEFAULT_WEIGHTS, "dense": dense}, DEFAULT_LEXICAL_TRUST) - best
+
+        print("\nquery gap ratio (body/dense) -> dense weight, leave-one-out:")
+        for held in scored:
+            others = [n for n in scored if n != held]
+            point = max(
+                ratio_grid,
+                key=lambda g: (np.mean([ratio_margin(n, g) for n in others]), -g[1]),
+            )
+            print(
+                f"{held:14} ratio {scored[held].gap_ratio:.2f} r0={point[0]:g} a={point[1]:g} "
+                f"margin {ratio_margin(held, point):+.3f}"
+            )
         every = {x: np.mean([margin(n, x) for n in scored]) for x in SHRINKS}
         print(
             "mean margin over all datasets by shrink:", {k: round(v, 4) for k, v in every.items()}
