@@ -9,7 +9,11 @@ query's normalised signal scores are kept, so any weighting is scored in a vecto
 ``SHRINK`` (how far the weights move from the fixed ones towards the pseudo-query optimum), is
 chosen for each held-out dataset on the *other* datasets (highest mean MRR margin over their
 best single signal) and the held-out dataset is reported at that value. The last table is the
-real ``eval retrieval`` run of every dataset (the shipped default, fixed weights, RRF).
+real ``eval retrieval`` run of every dataset (the shipped default, fixed weights, RRF). Also
+scored leave-one-out: ``Fusion.lexical_trust``, a pseudo-query gap-to-ratio mapping, and a
+dense weight lowered by the held-out set's gap ratio (BM25's mean top-document gap over
+dense's), read from the evaluated queries or from the index-time cloze pseudo-queries
+(measured only, not shipped).
 Datasets: StackFAQ, the demo eval set, Brightwrench (all 60 queries) and every BEIR folder
 under ``--data`` (fetched public sets, each with a SOURCE.md).
 """
@@ -26,7 +30,13 @@ import numpy as np
 
 from supportagent.agent.knowledge import build_embedder
 from supportagent.config import Settings
-from supportagent.retrieval.adaptive import CorpusEstimate, estimate
+from supportagent.retrieval.adaptive import (
+    CorpusEstimate,
+    CorpusView,
+    _normalized_scores,
+    estimate,
+    pseudo_queries,
+)
 from supportagent.retrieval.eval import (
     DEFAULT_VARIANT,
     FIXED_VARIANT,
@@ -35,7 +45,7 @@ from supportagent.retrieval.eval import (
     evaluate_retrieval,
     read_beir,
 )
-from supportagent.retrieval.fusion import DEFAULT_WEIGHTS, Fusion
+from supportagent.retrieval.fusion import DEFAULT_LEXICAL_TRUST, DEFAULT_WEIGHTS, Fusion
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.text import tokenize
 from supportagent.runtime import demo_path
@@ -73,6 +83,9 @@ class Scored:
                     scale = scales[signal]
                     out[signal] = scores / scale if scale > 0 else np.zeros(len(scores))
             self.arrays.append(out)
+        self.gap_ratio = _mean_gap(self.arrays, self.starts, "body") / max(
+            _mean_gap(self.arrays, self.starts, "dense"), 1e-9
+        )
 
     def mrr(self, weights: Mapping[str, float], trust: float = 0.0) -> float:
         """MRR of a weighting; ``trust`` is ``Fusion.lexical_trust`` (per-query body factor)."""
@@ -87,6 +100,26 @@ class Scored:
             if hit > 0:
                 total += 1.0 / (1 + int((best[~relevant] >= hit).sum()))
         return total / len(self.arrays)
+
+
+def _mean_gap(arrays: list[dict[str, np.ndarray]], starts: np.ndarray, signal: str) -> float:
+    """Mean over queries of (top document score - second) / top for one signal: how sharply
+    the signal singles out one document. Label-free, but read from the queries themselves."""
+    gaps = []
+    for out in arrays:
+        doc = np.sort(np.maximum.reduceat(out[signal], starts))
+        top, second = doc[-1], (doc[-2] if len(doc) > 1 else 0.0)
+        gaps.append((top - second) / top if top > 0 else 0.0)
+    return float(np.mean(gaps))
+
+
+def _cloze_gap_ratio(view: CorpusView) -> float:
+    """The same gap ratio on the index-time pseudo-queries (no evaluated query needed)."""
+    queries = pseudo_queries(view)
+    normalized = _normalized_scores(view, queries)
+    starts = np.flatnonzero(np.r_[True, view.doc_of[1:] != view.doc_of[:-1]])
+    arrays = [{s: normalized[s][n] for s in ("body", "dense")} for n in range(len(queries))]
+    return _mean_gap(arrays, starts, "body") / max(_mean_gap(arrays, starts, "dense"), 1e-9)
 
 
 def main() -> None:
@@ -113,11 +146,14 @@ def main() -> None:
         embedder = build_embedder(Settings(_env_file=None), StoreVectorCache(store))
         scored: dict[str, Scored] = {}
         estimates: dict[str, CorpusEstimate] = {}
+        cloze_ratio: dict[str, float] = {}
         for name, folder in folders.items():
             dataset = read_beir(folder)
             retriever = HybridRetriever(dataset.corpus, embedder=embedder)
             scored[name] = Scored(dataset, retriever)
-            estimates[name] = estimate(retriever._corpus_view(retriever._snapshot))
+            view = retriever._corpus_view(retriever._snapshot)
+            estimates[name] = estimate(view)
+            cloze_ratio[name] = _cloze_gap_ratio(view)
             print(name, json.dumps(estimates[name].to_dict()), flush=True)
 
         def margin(name: str, shrink: float) -> float:
@@ -184,6 +220,39 @@ def main() -> None:
             t: round(float(np.mean([trust_margin(n, t) for n in scored])), 4) for t in trusts
         }
         print("mean margin over all datasets by trust:", all_trust)
+        # Per corpus from sharpness: where BM25 singles out one document more sharply than
+        # dense does (a mean gap ratio above r0), dense = 3 * 2 ** (-a * max(0, ratio - r0)),
+        # with lexical trust 2. The ratio is read either from the evaluated queries themselves
+        # or, at index time, from the cloze pseudo-queries of ``adaptive.py``.
+        ratio_grid = [
+            (r0, a) for r0 in (1.0, 1.1, 1.2, 1.3, 1.4, 1.5) for a in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0)
+        ]
+
+        def ratio_margin(name: str, ratio: float, point: tuple[float, float]) -> float:
+            s = scored[name]
+            dense = DEFAULT_WEIGHTS["dense"] * 2 ** (-point[1] * max(0.0, ratio - point[0]))
+            best = max(s.mrr({sig: 1.0}) for sig in SIGNALS)
+            return s.mrr({**DEFAULT_WEIGHTS, "dense": dense}, DEFAULT_LEXICAL_TRUST) - best
+
+        for source, ratios in (
+            ("query", {n: s.gap_ratio for n, s in scored.items()}),
+            ("cloze", cloze_ratio),
+        ):
+            print(f"\n{source} gap ratio (body/dense) -> dense weight, leave-one-out:")
+            for held in scored:
+                others = [n for n in scored if n != held]
+                point = max(
+                    ratio_grid,
+                    key=lambda g: (
+                        np.mean([ratio_margin(n, ratios[n], g) for n in others]),
+                        -g[1],
+                        g[0],
+                    ),
+                )
+                print(
+                    f"{held:14} ratio {ratios[held]:.2f} r0={point[0]:g} a={point[1]:g} "
+                    f"margin {ratio_margin(held, ratios[held], point):+.3f}"
+                )
         every = {x: np.mean([margin(n, x) for n in scored]) for x in SHRINKS}
         print(
             "mean margin over all datasets by shrink:", {k: round(v, 4) for k, v in every.items()}

@@ -1,0 +1,204 @@
+"""Convert two fetched public retrieval sets into the BEIR layout, outside the repository.
+
+    python bench/fetch_retrieval_sets.py --eda GIT_DIR --medquad GIT_DIR --liveqa GIT_DIR \
+        --out DIR
+
+Each ``GIT_DIR`` is a git directory of the upstream repository (a bare mirror is enough: files
+are read with ``git show``). Each set is written to ``DIR/<name>/`` (``corpus.jsonl``,
+``queries.jsonl``, ``qrels/test.tsv``, ``SOURCE.md``, the upstream license) for
+``bench/fusion_loo.py`` and ``supportagent eval retrieval``; never shipped nor needed by tests.
+
+* **eda_corpus_qa** (``OpenROAD-Assistant/EDA-Corpus``, CC BY 4.0): the OpenROAD documentation
+  answers of ``Non-Augmented_Data/Question-Answer/Question-Answer_Dataset.csv`` are the corpus
+  (one document per distinct answer, no title: the original question would give the answer
+  away); the questions of the three ``Augmented_Data/Question-Answer`` files whose answer is
+  exactly one of those documents are the queries, relevant = that document.
+* **liveqa_med** (``abachaa/MedQuAD`` and ``abachaa/LiveQA_MedicalTask_TREC2017``, CC BY 4.0):
+  the 1,935 distinct MedQuAD answers judged for the TREC 2017 LiveQA medical test questions are
+  the corpus (title = the MedQuAD question, text = its answer); the consumer's own question
+  (subject and message) is the query; relevant = judged 3-Incomplete or 4-Excellent; questions
+  with no such answer are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+EDA_ANSWERS = "Non-Augmented_Data/Question-Answer/Question-Answer_Dataset.csv"
+EDA_QUESTIONS = tuple(
+    f"Augmented_Data/Question-Answer/{part}/{part}.csv" for part in ("Flow", "General", "Tools")
+)
+MEDQUAD_ZIP = "QA-TestSet-LiveQA-Med-Qrels-2479-Answers.zip"
+MEDQUAD_ANSWERS = "All-2479-Answers-retrieved-from-MedQuAD.csv"
+MEDQUAD_QRELS = "All-qrels_LiveQAMed2017-TestQuestions_2479_Judged-Answers.txt"
+LIVEQA_TEST = "TestDataset/TREC-2017-LiveQA-Medical-Test-Questions-w-summaries.xml"
+RELEVANT_JUDGMENTS = ("3-Incomplete", "4-Excellent")
+_MEDQUAD_ENTRY = re.compile(r"Question:\s*(.*?)\s*\nURL:.*?\nAnswer:\s*(.*)", re.DOTALL)
+
+
+def git_bytes(git_dir: Path, path: str) -> bytes:
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "show", f"HEAD:{path}"],
+        check=True,
+        capture_output=True,
+    )
+    return done.stdout
+
+
+def git_head(git_dir: Path) -> str:
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+def _git_dir(path: Path) -> Path:
+    """A work tree's ``.git`` or the bare directory itself."""
+    return path / ".git" if (path / ".git").exists() else path
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    """Rows after the header, with the byte-order mark the EDA files start with removed."""
+    return list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))[1:]
+
+
+def write_beir(
+    out: Path,
+    corpus: Sequence[Mapping[str, str]],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Sequence[str]],
+) -> None:
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    with (out / "corpus.jsonl").open("w", encoding="utf-8") as f:
+        for doc in corpus:
+            f.write(json.dumps(dict(doc), ensure_ascii=False) + "\n")
+    with (out / "queries.jsonl").open("w", encoding="utf-8") as f:
+        for qid, text in queries.items():
+            f.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
+    with (out / "qrels" / "test.tsv").open("w", encoding="utf-8") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for qid, docs in qrels.items():
+            for doc_id in docs:
+                f.write(f"{qid}\t{doc_id}\t1\n")
+
+
+def eda_corpus(git_dir: Path, out: Path) -> str:
+    answers: dict[str, str] = {}
+    for row in _csv_rows(git_bytes(git_dir, EDA_ANSWERS).decode("utf-8")):
+        if len(row) >= 2 and row[0].strip() and row[1].strip():
+            answers.setdefault(row[1].strip(), f"eda{len(answers):03d}")
+    by_question: dict[str, list[str]] = {}
+    skipped = 0
+    for path in EDA_QUESTIONS:
+        for row in _csv_rows(git_bytes(git_dir, path).decode("utf-8")):
+            if len(row) < 2 or not row[0].strip():
+                continue
+            doc_id = answers.get(row[1].strip())
+            if doc_id is None:
+                skipped += 1
+                continue
+            docs = by_question.setdefault(row[0].strip(), [])
+            if doc_id not in docs:
+                docs.append(doc_id)
+    corpus = [{"_id": i, "title": "", "text": a} for a, i in answers.items()]
+    queries = {f"edaq{n:03d}": q for n, q in enumerate(by_question)}
+    qrels = {f"edaq{n:03d}": d for n, d in enumerate(by_question.values())}
+    write_beir(out, corpus, queries, qrels)
+    (out / "LICENSE").write_bytes(git_bytes(git_dir, "LICENSE"))
+    return (
+        f"{len(corpus)} documents, {len(queries)} queries, "
+        f"{sum(len(d) for d in qrels.values())} qrels; {skipped} augmented rows whose answer is "
+        "not one of the documents were left out"
+    )
+
+
+def liveqa_med(medquad: Path, liveqa: Path, out: Path) -> str:
+    archive = zipfile.ZipFile(io.BytesIO(git_bytes(medquad, MEDQUAD_ZIP)))
+    folder = MEDQUAD_ZIP.removesuffix(".zip")
+    answers_csv = archive.read(f"{folder}/{MEDQUAD_ANSWERS}").decode("utf-8")
+    corpus = []
+    seen: set[str] = set()
+    for row in _csv_rows(answers_csv):
+        answer_id = row[0].strip().removesuffix(".txt")
+        match = _MEDQUAD_ENTRY.match(row[1].strip())
+        if answer_id in seen or match is None:
+            continue
+        seen.add(answer_id)
+        corpus.append({"_id": answer_id, "title": match[1], "text": match[2].strip()})
+    relevant: dict[str, list[str]] = {}
+    for line in archive.read(f"{folder}/{MEDQUAD_QRELS}").decode("utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in RELEVANT_JUDGMENTS:
+            answer_id = parts[2].removesuffix(".txt")
+            if answer_id in seen:
+                relevant.setdefault(f"TQ{parts[0]}", []).append(answer_id)
+    root = ET.fromstring(git_bytes(liveqa, LIVEQA_TEST))
+    queries = {}
+    for question in root.iter("NLM-QUESTION"):
+        qid = question.get("qid", "")
+        original = question.find("Original-Question")
+        if qid not in relevant or original is None:
+            continue
+        subject = (original.findtext("SUBJECT") or "").strip()
+        message = (original.findtext("MESSAGE") or "").strip()
+        queries[qid] = f"{subject}\n{message}".strip()
+    qrels = {q: relevant[q] for q in queries}
+    write_beir(out, corpus, queries, qrels)
+    (out / "LICENSE").write_bytes(git_bytes(medquad, "LICENSE.txt"))
+    return (
+        f"{len(corpus)} documents, {len(queries)} queries, "
+        f"{sum(len(d) for d in qrels.values())} qrels"
+    )
+
+
+def _source_md(out: Path, title: str, upstream: str, counts: str) -> None:
+    (out / "SOURCE.md").write_text(
+        f"# {title}\n\n{upstream}\n\nLicense: CC BY 4.0 (upstream LICENSE copied here).\n\n"
+        f"Counts: {counts}.\n\nConversion: `bench/fetch_retrieval_sets.py` (its docstring says "
+        "what is the corpus, the queries and the relevant documents).\n",
+        encoding="utf-8",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--eda", type=Path, required=True)
+    parser.add_argument("--medquad", type=Path, required=True)
+    parser.add_argument("--liveqa", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    eda, medquad, liveqa = _git_dir(args.eda), _git_dir(args.medquad), _git_dir(args.liveqa)
+    out = args.out / "eda_corpus_qa"
+    counts = eda_corpus(eda, out)
+    upstream = (
+        f"Upstream: `OpenROAD-Assistant/EDA-Corpus@{git_head(eda)}`, answers from "
+        f"`{EDA_ANSWERS}`, queries from {', '.join(f'`{p}`' for p in EDA_QUESTIONS)}."
+    )
+    _source_md(out, "EDA Corpus QA (OpenROAD documentation)", upstream, counts)
+    print("eda_corpus_qa:", counts, file=sys.stderr)
+    out = args.out / "liveqa_med"
+    counts = liveqa_med(medquad, liveqa, out)
+    upstream = (
+        f"Upstream: `abachaa/MedQuAD@{git_head(medquad)}` (`{MEDQUAD_ZIP}`: `{MEDQUAD_ANSWERS}`, "
+        f"`{MEDQUAD_QRELS}`) and `abachaa/LiveQA_MedicalTask_TREC2017@{git_head(liveqa)}` "
+        f"(`{LIVEQA_TEST}`). Relevant = judged {' or '.join(RELEVANT_JUDGMENTS)}."
+    )
+    _source_md(out, "LiveQA-Med against MedQuAD", upstream, counts)
+    print("liveqa_med:", counts, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
