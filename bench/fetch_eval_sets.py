@@ -28,10 +28,11 @@ import io
 import json
 import random
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+from mirror import git_bytes, git_dir, git_head
 
 TT_FILE = "datasets/preprocessing/balancing/rafaels-rebalanced-dataset-only-english.txt"
 TT_BUCKETS = {"bug": "not_a_question", "enhancement": "not_a_question", "question": "answerable"}
@@ -43,33 +44,9 @@ AR_EVERY = 4
 _TT_LINE = re.compile(r'^__label__(\w+)\s+"?(.*?)"?\s*$', re.DOTALL)
 
 
-def git_show(git_dir: Path, path: str) -> str:
-    done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "show", f"HEAD:{path}"],
-        check=True,
-        capture_output=True,
-    )
-    return done.stdout.decode("utf-8")
-
-
-def git_head(git_dir: Path) -> str:
-    done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-def _git_dir(path: Path) -> Path:
-    """A work tree's ``.git`` or the bare directory itself."""
-    return path / ".git" if (path / ".git").exists() else path
-
-
-def ticket_tagger(git_dir: Path, out: Path) -> None:
+def ticket_tagger(repo: Path, out: Path) -> None:
     by_label: dict[str, list[tuple[int, str]]] = {}
-    for number, line in enumerate(git_show(git_dir, TT_FILE).splitlines(), start=1):
+    for number, line in enumerate(git_text(repo, TT_FILE).splitlines(), start=1):
         match = _TT_LINE.match(line)
         if match is None or match[1] not in TT_BUCKETS:
             continue
@@ -99,7 +76,7 @@ def ticket_tagger(git_dir: Path, out: Path) -> None:
     # The upstream file holds some issues twice: a training row must not be a scored one.
     scored = {_key(r["body"]) for half in ("tune", "report") for r in halves[half]}
     halves["train"] = [r for r in halves["train"] if _key(r["body"]) not in scored]
-    commit = git_head(git_dir)
+    commit = git_head(repo)
     for half, rows_out in halves.items():
         folder = out / f"github_issues_tickettagger_{half}"
         _write(folder, rows_out)
@@ -119,11 +96,15 @@ def ticket_tagger(git_dir: Path, out: Path) -> None:
         )
 
 
+def git_text(repo: Path, path: str) -> str:
+    return git_bytes(repo, path).decode("utf-8")
+
+
 def _key(body: object) -> str:
     return " ".join(str(body).lower().split())[:200]
 
 
-def ar_banking(git_dir: Path, banking77: Path, out: Path) -> None:
+def ar_banking(repo: Path, banking77: Path, out: Path) -> None:
     buckets: dict[str, str] = {}
     with banking77.open(encoding="utf-8") as handle:
         for line in handle:
@@ -131,11 +112,11 @@ def ar_banking(git_dir: Path, banking77: Path, out: Path) -> None:
             buckets[row["source_label"].lower()] = row["expected_bucket"]
     arabic_to_intent = {
         r["label_ar"].strip(): r["label_en"].strip().lower().replace(" ", "_")
-        for r in csv.DictReader(io.StringIO(git_show(git_dir, AR_INTENTS)))
+        for r in csv.DictReader(io.StringIO(git_text(repo, AR_INTENTS)))
     }
     rows_out: list[dict[str, object]] = []
     kept = 0
-    for index, row in enumerate(csv.DictReader(io.StringIO(git_show(git_dir, AR_FILE)))):
+    for index, row in enumerate(csv.DictReader(io.StringIO(git_text(repo, AR_FILE)))):
         intent = arabic_to_intent.get(row["label"].strip())
         if intent is None or intent not in buckets:
             continue
@@ -154,7 +135,7 @@ def ar_banking(git_dir: Path, banking77: Path, out: Path) -> None:
     _write(folder, rows_out)
     (folder / "SOURCE.md").write_text(
         "# arbanking77_triage (triage)\n\n"
-        f"- Upstream: `SinaLab/ArBanking77@{git_head(git_dir)}`, file `{AR_FILE}` (Banking77"
+        f"- Upstream: `SinaLab/ArBanking77@{git_head(repo)}`, file `{AR_FILE}` (Banking77"
         f" arabized, MSA and Palestinian dialect), intent names from `{AR_INTENTS}`.\n"
         "- License: CC BY-SA 4.0 (the upstream repository's).\n"
         f"- Every {AR_EVERY}th row, in file order, among the intents that `banking77_triage`"
@@ -186,9 +167,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if args.tickettagger:
-        ticket_tagger(_git_dir(args.tickettagger), args.out)
+        ticket_tagger(git_dir(args.tickettagger), args.out)
     if args.arbanking:
-        ar_banking(_git_dir(args.arbanking), args.banking77, args.out)
+        ar_banking(git_dir(args.arbanking), args.banking77, args.out)
 
 
 if __name__ == "__main__":

@@ -27,12 +27,13 @@ import csv
 import io
 import json
 import re
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from mirror import git_bytes, git_dir, git_head
 
 EDA_ANSWERS = "Non-Augmented_Data/Question-Answer/Question-Answer_Dataset.csv"
 EDA_QUESTIONS = tuple(
@@ -44,30 +45,6 @@ MEDQUAD_QRELS = "All-qrels_LiveQAMed2017-TestQuestions_2479_Judged-Answers.txt"
 LIVEQA_TEST = "TestDataset/TREC-2017-LiveQA-Medical-Test-Questions-w-summaries.xml"
 RELEVANT_JUDGMENTS = ("3-Incomplete", "4-Excellent")
 _MEDQUAD_ENTRY = re.compile(r"Question:\s*(.*?)\s*\nURL:.*?\nAnswer:\s*(.*)", re.DOTALL)
-
-
-def git_bytes(git_dir: Path, path: str) -> bytes:
-    done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "show", f"HEAD:{path}"],
-        check=True,
-        capture_output=True,
-    )
-    return done.stdout
-
-
-def git_head(git_dir: Path) -> str:
-    done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-def _git_dir(path: Path) -> Path:
-    """A work tree's ``.git`` or the bare directory itself."""
-    return path / ".git" if (path / ".git").exists() else path
 
 
 def _csv_rows(text: str) -> list[list[str]]:
@@ -95,15 +72,15 @@ def write_beir(
                 f.write(f"{qid}\t{doc_id}\t1\n")
 
 
-def eda_corpus(git_dir: Path, out: Path) -> str:
+def eda_corpus(repo: Path, out: Path) -> str:
     answers: dict[str, str] = {}
-    for row in _csv_rows(git_bytes(git_dir, EDA_ANSWERS).decode("utf-8")):
+    for row in _csv_rows(git_bytes(repo, EDA_ANSWERS).decode("utf-8")):
         if len(row) >= 2 and row[0].strip() and row[1].strip():
             answers.setdefault(row[1].strip(), f"eda{len(answers):03d}")
     by_question: dict[str, list[str]] = {}
     skipped = 0
     for path in EDA_QUESTIONS:
-        for row in _csv_rows(git_bytes(git_dir, path).decode("utf-8")):
+        for row in _csv_rows(git_bytes(repo, path).decode("utf-8")):
             if len(row) < 2 or not row[0].strip():
                 continue
             doc_id = answers.get(row[1].strip())
@@ -117,7 +94,7 @@ def eda_corpus(git_dir: Path, out: Path) -> str:
     queries = {f"edaq{n:03d}": q for n, q in enumerate(by_question)}
     qrels = {f"edaq{n:03d}": d for n, d in enumerate(by_question.values())}
     write_beir(out, corpus, queries, qrels)
-    (out / "LICENSE").write_bytes(git_bytes(git_dir, "LICENSE"))
+    (out / "LICENSE").write_bytes(git_bytes(repo, "LICENSE"))
     return (
         f"{len(corpus)} documents, {len(queries)} queries, "
         f"{sum(len(d) for d in qrels.values())} qrels; {skipped} augmented rows whose answer is "
@@ -180,7 +157,7 @@ def main() -> None:
     parser.add_argument("--liveqa", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    eda, medquad, liveqa = _git_dir(args.eda), _git_dir(args.medquad), _git_dir(args.liveqa)
+    eda, medquad, liveqa = git_dir(args.eda), git_dir(args.medquad), git_dir(args.liveqa)
     out = args.out / "eda_corpus_qa"
     counts = eda_corpus(eda, out)
     upstream = (
