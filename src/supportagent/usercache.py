@@ -96,12 +96,19 @@ def remember_verified(path: Path, sha256: str) -> None:
     try:
         target = _stamp_file(path, sha256)
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
+        replace_file(target, _stamp(path).encode("utf-8"))
     except OSError:
         return
+
+
+def replace_file(target: Path, data: bytes) -> None:
+    """``target`` holding ``data``, written to a temporary file beside it and renamed over it:
+    a reader sees the old file or the new one, never half of one. OSError when it cannot be
+    written; the temporary file is removed either way."""
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(_stamp(path))
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         os.replace(name, target)
-    except OSError:
+    finally:
         Path(name).unlink(missing_ok=True)

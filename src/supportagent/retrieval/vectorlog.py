@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from supportagent.usercache import replace_file
 
 #: Records kept before the file is compacted to the newest half (about 1.6 kB each).
 MAX_RECORDS = 20_000
@@ -123,13 +124,7 @@ class VectorLog:
         ]
         half = max(self.max_records // 2, len(records))
         new = np.concatenate([np.asarray(current[sound]), records])[-half:]
-        handle, name = tempfile.mkstemp(prefix=f".{self.path.name}-", dir=self.path.parent)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(new.tobytes())
-            os.replace(name, self.path)
-        finally:
-            Path(name).unlink(missing_ok=True)
+        replace_file(self.path, new.tobytes())
         self._snapshot = None  # mapped afresh at the next look
 
     def _mapped(self) -> tuple[np.ndarray, dict[bytes, int]]:
