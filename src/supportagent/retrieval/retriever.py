@@ -173,9 +173,8 @@ class _MappedDocuments(Mapping[str, _Prepared]):
 
     def _at(self, j: int) -> _Prepared:
         positions = self._corpus.passage_range(j)
-        passages = tuple(self._corpus.passage(i) for i in positions)
         vectors = None if self._dense is None else self._dense[positions.start : positions.stop]
-        return _Prepared(self._corpus.document_at(j), passages, {}, vectors)
+        return _Prepared(self._corpus.document_at(j), self._corpus.passages_at(j), {}, vectors)
 
     def __getitem__(self, doc_id: str) -> _Prepared:
         found = self._overlay.get(doc_id)
@@ -349,6 +348,8 @@ class HybridRetriever:
         history = self._history(docs, passages, dense)
         approximate = loaded.ivf if dense is not None else None
         corpus = loaded.corpus
+        listed: Sequence[Passage]
+        by_id: Mapping[str, int]
         if corpus is None:  # a corpus that could not be saved as it is: kept in memory
             start = 0
             for doc in docs:
@@ -357,25 +358,13 @@ class HybridRetriever:
                 prepared[doc.document.id] = replace(doc, vectors=vectors)
                 start = end
             self._prepared = prepared
-            by_id = {p.id: i for i, p in enumerate(passages)}
-            return _Snapshot(
-                passages,
-                by_id,
-                dict(loaded.indexes),
-                _kind_codes(passages),
-                dense,
-                history,
-                ivf=approximate,
-            )
-        self._prepared = _MappedDocuments(corpus, dense, {})
+            listed, by_id = passages, {p.id: i for i, p in enumerate(passages)}
+            kinds = _kind_codes(passages)
+        else:
+            self._prepared = _MappedDocuments(corpus, dense, {})
+            listed, by_id, kinds = corpus.passages, corpus.passage_ids, corpus.kinds
         return _Snapshot(
-            corpus.passages,
-            corpus.passage_ids,
-            dict(loaded.indexes),
-            corpus.kinds,
-            dense,
-            history,
-            ivf=approximate,
+            listed, by_id, dict(loaded.indexes), kinds, dense, history, ivf=approximate
         )
 
     # --- reading -------------------------------------------------------------------------
