@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.retrieval.text import tokenize
-from supportagent.retrieval.vocabulary import MappedVocabulary, sorted_order
+from supportagent.retrieval.vocabulary import MappedVocabulary, pack, sorted_order
 
 K1 = 1.5
 B = 0.75
@@ -233,9 +233,9 @@ class BM25Index:
         tokens = [b""] * len(self._merged.vocab)
         for token, i in self._merged.vocab.items():
             tokens[i] = token.encode("utf-8")
-        ends = np.cumsum([len(t) for t in tokens], dtype=np.int64)
+        blob, ends = pack(tokens)
         arrays: dict[str, npt.NDArray[Any]] = {
-            "vocab": np.frombuffer(b"".join(tokens), dtype=np.uint8),
+            "vocab": blob,
             "vocab_ends": ends,
             "vocab_order": sorted_order(tokens),
             "start": self._merged.start,

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import DocKind, Document, Passage
-from supportagent.retrieval.vocabulary import MappedVocabulary
+from supportagent.retrieval.vocabulary import MappedVocabulary, Strings, pack
 
 PREFIX = "corpus."
 _KINDS = tuple(DocKind)
@@ -75,11 +75,6 @@ def _record(document: Document) -> bytes:
         raise CannotMap(f"document {document.id}: {exc}") from None
 
 
-def _strings(parts: Sequence[bytes]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    ends = np.cumsum([len(p) for p in parts], dtype=np.int64) if parts else np.zeros(0, np.int64)
-    return np.frombuffer(b"".join(parts), dtype=np.uint8).copy(), ends
-
-
 def _last_first_order(ids: Sequence[bytes]) -> npt.NDArray[np.int64]:
     """Positions ordered by id, the later of two equal ids first."""
     return np.array(sorted(range(len(ids)), key=lambda i: (ids[i], -i)), dtype=np.int64)
@@ -113,7 +108,7 @@ def encode(documents: Sequence[tuple[Document, Sequence[Passage]]]) -> dict[str,
         dfirst.append(len(pid))
     arrays: dict[str, npt.NDArray[Any]] = {}
     for name, parts in (("pid", pid), ("ptext", ptext), ("did", did), ("drec", drec)):
-        arrays[name], arrays[f"{name}_ends"] = _strings(parts)
+        arrays[name], arrays[f"{name}_ends"] = pack(parts)
     arrays["pid_order"] = _last_first_order(pid)
     arrays["did_order"] = _last_first_order(did)
     arrays["pfirst"] = np.array(pfirst, dtype=np.int64)
@@ -123,27 +118,15 @@ def encode(documents: Sequence[tuple[Document, Sequence[Passage]]]) -> dict[str,
     return {PREFIX + name: array for name, array in arrays.items()}
 
 
-class _Blob:
-    """Strings of one blob by index, decoded on demand."""
-
-    def __init__(self, blob: npt.NDArray[Any], ends: npt.NDArray[np.int64]) -> None:
-        self._data = np.ascontiguousarray(blob, dtype=np.uint8).data  # no copy: still mapped
-        self._ends = ends
-
-    def __getitem__(self, i: int) -> str:
-        start = int(self._ends[i - 1]) if i else 0
-        return str(self._data[start : int(self._ends[i])], "utf-8")
-
-
 class MappedCorpus:
     """Documents and passages over the arrays :func:`encode` made (mapped from disk)."""
 
     def __init__(self, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
         a = {name: arrays[PREFIX + name] for name in _NAMES}
-        self._pid = _Blob(a["pid"], a["pid_ends"])
-        self._ptext = _Blob(a["ptext"], a["ptext_ends"])
-        self._did = _Blob(a["did"], a["did_ends"])
-        self._drec = _Blob(a["drec"], a["drec_ends"])
+        self._pid = Strings(a["pid"], a["pid_ends"])
+        self._ptext = Strings(a["ptext"], a["ptext_ends"])
+        self._did = Strings(a["did"], a["did_ends"])
+        self._drec = Strings(a["drec"], a["drec_ends"])
         self.passage_ids: Mapping[str, int] = MappedVocabulary(
             a["pid"], a["pid_ends"], a["pid_order"]
         )

@@ -9,11 +9,40 @@ every worker shares (about twenty comparisons a token).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+
+def pack(parts: Sequence[bytes]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """``parts`` as one blob and the end offset of each (what :class:`Strings` reads)."""
+    ends = np.cumsum([len(p) for p in parts], dtype=np.int64) if parts else np.zeros(0, np.int64)
+    return np.frombuffer(b"".join(parts), dtype=np.uint8).copy(), ends
+
+
+class Strings:
+    """The strings of one blob by index (``pack``'s layout), read where the blob is mapped."""
+
+    def __init__(self, blob: npt.NDArray[Any], ends: npt.NDArray[np.int64]) -> None:
+        self._data = np.ascontiguousarray(blob, dtype=np.uint8).data  # no copy: still mapped
+        self._ends = ends
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _span(self, i: int) -> memoryview:
+        start = int(self._ends[i - 1]) if i else 0
+        return self._data[start : int(self._ends[i])]
+
+    def raw(self, i: int) -> bytes:
+        """String ``i`` as its UTF-8 bytes."""
+        return bytes(self._span(i))
+
+    def __getitem__(self, i: int) -> str:
+        return str(self._span(i), "utf-8")
 
 
 def sorted_order(tokens: Sequence[bytes]) -> npt.NDArray[np.int64]:
@@ -29,26 +58,18 @@ class MappedVocabulary(Mapping[str, int]):
     ) -> None:
         if len(ends) != len(order):
             raise ValueError(f"{len(ends)} token ends but {len(order)} sorted ids")
-        self._blob = np.ascontiguousarray(blob, dtype=np.uint8).data  # no copy: still mapped
-        self._ends, self._order = ends, order
+        self._tokens = Strings(blob, ends)
+        self._order = order
 
-    def _token(self, i: int) -> bytes:
-        start = int(self._ends[i - 1]) if i else 0
-        return bytes(self._blob[start : int(self._ends[i])])
+    def _sorted(self, rank: int) -> bytes:
+        """The token at ``rank`` in byte order."""
+        return self._tokens.raw(int(self._order[rank]))
 
     def _find(self, token: str) -> int | None:
         key = token.encode("utf-8")
-        lo, hi = 0, len(self._order)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._token(int(self._order[mid])) < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < len(self._order):
-            found = int(self._order[lo])
-            if self._token(found) == key:
-                return found
+        lo = bisect.bisect_left(range(len(self._order)), key, key=self._sorted)
+        if lo < len(self._order) and self._sorted(lo) == key:
+            return int(self._order[lo])
         return None
 
     def get(self, token: str, default: Any = None) -> Any:
@@ -68,5 +89,5 @@ class MappedVocabulary(Mapping[str, int]):
         return len(self._order)
 
     def __iter__(self) -> Iterator[str]:
-        for i in range(len(self._order)):
-            yield self._token(i).decode("utf-8")
+        for i in range(len(self._tokens)):
+            yield self._tokens[i]
