@@ -89,15 +89,18 @@ class SignalScores(Protocol):
 
 
 def best_first(positions: Positions, scores: Scores, depth: int) -> Candidates:
-    """The ``depth`` best positive of already scored passages, ``top_k``'s order."""
-    keep = scores > 0
-    if len(scores) > 4 * depth:  # only the depth best and their ties can matter
-        kth = np.partition(scores, len(scores) - depth)[len(scores) - depth]
-        keep &= scores >= kth
-    positions, scores = positions[keep], scores[keep]
-    order = np.lexsort((positions, -scores))[:depth]
-    bound = scores[order[-1]] if len(order) == depth else np.float32(0.0)
+    """The ``depth`` best positive of already scored passages at ascending ``positions``, in
+    ``top_k``'s order (ties by index are then ties by position)."""
+    order = top_indices(scores, depth)
+    bound = scores[order[-1]] if len(order) == depth and depth else np.float32(0.0)
     return Candidates(positions[order], scores[order], np.float32(bound))
+
+
+def lookup(ascending: Positions, positions: Positions) -> tuple[npt.NDArray[np.intp], Mask]:
+    """Where each of ``positions`` is in the non-empty ``ascending``, and whether it is there
+    (where it is not, the index is of a neighbour)."""
+    where = np.minimum(np.searchsorted(ascending, positions), len(ascending) - 1)
+    return where, ascending[where] == positions
 
 
 def counts(pool: Scores, values: Scores) -> Counts:
@@ -181,8 +184,7 @@ class SparseScores:
         out = np.zeros(len(positions), dtype=np.float32)
         if not len(self.positions):
             return out
-        where = np.minimum(np.searchsorted(self.positions, positions), len(self.positions) - 1)
-        found = self.positions[where] == positions
+        where, found = lookup(self.positions, positions)
         out[found] = self.scores[where[found]]
         return out
 

@@ -28,6 +28,7 @@ from supportagent.retrieval.candidates import (
     best_first,
     counts,
     highest,
+    lookup,
     union,
 )
 
@@ -87,8 +88,7 @@ class LexicalScores:
             return self._full[positions]
         out = np.zeros(len(positions), dtype=np.float32)
         for term in self.terms:
-            where = np.minimum(np.searchsorted(term.docs, positions), len(term.docs) - 1)
-            found = term.docs[where] == positions
+            where, found = lookup(term.docs, positions)  # a term's postings are never empty
             if found.any():
                 out[found] += term.contributions(where[found])
         return out
