@@ -4,7 +4,8 @@
 
 Each ``GIT_DIR`` is a git directory of the upstream repository (a bare mirror is enough: files
 are read with ``git show``). The sets are written to ``DIR`` (say ``/work/evaldata``), one
-folder each with ``tickets.jsonl`` and a ``SOURCE.md``; point ``SUPPORTAGENT_EVAL_DATA`` at it.
+folder each with ``tickets.jsonl``, a ``SOURCE.md`` and the upstream ``LICENSE``; point
+``SUPPORTAGENT_EVAL_DATA`` at it.
 They are evaluation data only, never shipped nor needed by the tests.
 
 * **Ticket Tagger** (Kallis et al.; ``ChristianBirchler/ticket-tagger-analysis``, GPL-3.0):
@@ -80,6 +81,7 @@ def ticket_tagger(repo: Path, out: Path) -> None:
     for half, rows_out in halves.items():
         folder = out / f"github_issues_tickettagger_{half}"
         _write(folder, rows_out)
+        (folder / "LICENSE").write_bytes(git_bytes(repo, "LICENSE"))
         (folder / "SOURCE.md").write_text(
             f"# github_issues_tickettagger_{half} (triage)\n\n"
             f"- Upstream: `ChristianBirchler/ticket-tagger-analysis@{commit}`, file `{TT_FILE}`"
@@ -133,6 +135,7 @@ def ar_banking(repo: Path, banking77: Path, out: Path) -> None:
         kept += 1
     folder = out / "arbanking77_triage"
     _write(folder, rows_out)
+    (folder / "LICENSE").write_bytes(git_bytes(repo, "LICENSE"))
     (folder / "SOURCE.md").write_text(
         "# arbanking77_triage (triage)\n\n"
         f"- Upstream: `SinaLab/ArBanking77@{git_head(repo)}`, file `{AR_FILE}` (Banking77"
