@@ -108,10 +108,16 @@ def risk_of(set_name: str, row: TriageRow) -> str | None:
 ALL_TUNE = frozenset({"risk"})
 
 
+def training_only(set_name: str) -> bool:
+    """A set named ``..._train``: extra training rows for the triage model
+    (``bench/fetch_eval_sets.py``), never scored nor calibrated on."""
+    return set_name.endswith("_train")
+
+
 def split_of(set_name: str, row: TriageRow, ours: bool) -> str:
-    """A set named ``..._tune`` (or ``..._train``: the triage model's extra training rows, never
-    scored nor calibrated on) or ``..._report`` is all one half; ours say; others by hash."""
-    if set_name.endswith(("_tune", "_train")) or set_name in ALL_TUNE:
+    """A set named ``..._tune`` (or a training-only one) or ``..._report`` is all one half;
+    ours say; others by hash."""
+    if set_name.endswith("_tune") or training_only(set_name) or set_name in ALL_TUNE:
         return "tune"
     if set_name.endswith("_report"):
         return "test"
@@ -123,8 +129,8 @@ def collect(split: str) -> dict[str, list[tuple[TriageRow, str | None]]]:
     for dataset in find_datasets():
         if dataset.kind != "triage" or (split == "tune" and dataset.name in REPORT_ONLY):
             continue
-        if dataset.name.endswith("_train"):
-            continue  # training rows of the triage model, never a calibration pool
+        if training_only(dataset.name):
+            continue
         rows = [
             r for r in read_triage(dataset.path) if split_of(dataset.name, r, dataset.ours) == split
         ]

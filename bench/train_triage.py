@@ -30,7 +30,7 @@ from supportagent.retrieval.dense import OnnxMiniLM
 from supportagent.retrieval.exemplars import load_exemplars
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import REPORT_ONLY, split_of
+from safety_calibration import REPORT_ONLY, split_of, training_only
 
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/engines" / MODEL_FILE
 L2 = 1e-3
@@ -60,7 +60,7 @@ def training_rows(*, with_train_sets: bool = False) -> list[tuple[Ticket, Bucket
     for dataset in find_datasets():
         if dataset.kind != "triage" or dataset.name in REPORT_ONLY:
             continue
-        if dataset.name.endswith("_train") and not with_train_sets:
+        if training_only(dataset.name) and not with_train_sets:
             continue
         for row in read_triage(dataset.path):
             if split_of(dataset.name, row, dataset.ours) != "tune":

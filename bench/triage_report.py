@@ -23,7 +23,7 @@ from supportagent.evals.catalog import find_datasets
 from supportagent.evals.triage import TriageReport, evaluate_triage, read_triage
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import BANKING77_RISKS, split_of
+from safety_calibration import BANKING77_RISKS, split_of, training_only
 
 
 def halves(name: str, ours: bool, path: Path) -> dict[str, list]:
@@ -68,8 +68,8 @@ def main() -> None:
     for dataset in find_datasets():
         if dataset.kind != "triage" or (args.sets and dataset.name not in args.sets):
             continue
-        if dataset.name.endswith("_train"):
-            continue  # training rows only (bench/fetch_eval_sets.py), never scored
+        if training_only(dataset.name):
+            continue
         for half, rows in halves(dataset.name, dataset.ours, dataset.path).items():
             if not rows or (args.half and half != args.half):
                 continue
