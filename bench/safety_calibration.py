@@ -114,6 +114,13 @@ def training_only(set_name: str) -> bool:
     return set_name.endswith("_train")
 
 
+def blind(set_name: str) -> bool:
+    """A blind test set (``eval/risk_blind*``): written by someone who saw neither the rules
+    nor the exemplars, run once a round on the final code. Routine reports leave it out;
+    it is scored only when named (``bench/triage_report.py --sets risk_blind2``)."""
+    return set_name.startswith("risk_blind")
+
+
 def split_of(set_name: str, row: TriageRow, ours: bool) -> str:
     """A set named ``..._tune`` (or a training-only one) or ``..._report`` is all one half;
     ours say; others by hash."""
@@ -129,7 +136,7 @@ def collect(split: str) -> dict[str, list[tuple[TriageRow, str | None]]]:
     for dataset in find_datasets():
         if dataset.kind != "triage" or (split == "tune" and dataset.name in REPORT_ONLY):
             continue
-        if training_only(dataset.name):
+        if training_only(dataset.name) or blind(dataset.name):
             continue
         rows = [
             r for r in read_triage(dataset.path) if split_of(dataset.name, r, dataset.ours) == split

@@ -7,7 +7,8 @@ The same decision as the pipeline (the safety screen with its semantic detector,
 offline classifier) on each set's halves: our own sets by their `split` field, public sets by
 a hash of the id, `*_tune` sets all tune, `*_report` sets all test. Only the test column is a
 result; the tune column shows how far the tuning fits. Banking77's fraud and security intents
-are reported on their own (they must reach a person).
+are reported on their own (they must reach a person). Blind test sets (`eval/risk_blind*`) are
+left out unless named with `--sets`, so that a routine report never scores them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from supportagent.evals.catalog import find_datasets
 from supportagent.evals.triage import TriageReport, evaluate_triage, read_triage
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import BANKING77_RISKS, split_of, training_only
+from safety_calibration import BANKING77_RISKS, blind, split_of, training_only
 
 
 def halves(name: str, ours: bool, path: Path) -> dict[str, list]:
@@ -68,7 +69,7 @@ def main() -> None:
     for dataset in find_datasets():
         if dataset.kind != "triage" or (args.sets and dataset.name not in args.sets):
             continue
-        if training_only(dataset.name):
+        if training_only(dataset.name) or (blind(dataset.name) and not args.sets):
             continue
         for half, rows in halves(dataset.name, dataset.ours, dataset.path).items():
             if not rows or (args.half and half != args.half):
