@@ -46,6 +46,16 @@ _NEGATORS = frozenset({"no", "not", "never", "without", "none", "nothing", "zero
 _CLAUSE_BREAK = re.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
 _NEGATION_WINDOW = 2
+# A sentence that supposes the event instead of reporting it: "Hypothetically, if my phone got
+# stolen, ...", "If my password ever leaked, ...", "What would happen if someone ...". Plain
+# "if" is not enough: "if you don't refund me I will sue" and "if someone has my password,
+# lock the account" are reports and threats, not suppositions.
+_HYPOTHETICAL = re.compile(
+    r"\b(?:hypothetical(?:ly)?|what\s+(?:if|happens\s+if|would\s+happen\s+if)|in\s+case"
+    r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to))\b",
+    re.IGNORECASE,
+)
+_SENTENCE_BREAK = re.compile(r"[.!?\n]")
 
 
 @dataclass(frozen=True)
@@ -59,12 +69,21 @@ class SafetyRule:
     reason_code: str
     patterns: tuple[re.Pattern[str], ...]
     skip_negated: bool = False
+    skip_hypothetical: bool = False
     examples: tuple[str, ...] = ()
     not_examples: tuple[str, ...] = ()
 
     def find(self, text: str) -> re.Match[str] | None:
-        """The first match of any pattern in ``text`` that is not negated, or None."""
-        skip = (lambda start: _is_negated(text, start)) if self.skip_negated else None
+        """The first match of any pattern in ``text`` that is neither negated nor supposed
+        (as the rule asks), or None."""
+        if not (self.skip_negated or self.skip_hypothetical):
+            return first_match(self.patterns, text)
+
+        def skip(start: int) -> bool:
+            return (self.skip_negated and _is_negated(text, start)) or (
+                self.skip_hypothetical and _is_hypothetical(text, start)
+            )
+
         return first_match(self.patterns, text, skip)
 
 
@@ -130,9 +149,10 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         )
     auto_escalate = field("auto_escalate", bool)
     reason_code = field("reason_code", str)
-    skip_negated = entry.get("skip_negated", False)
-    if not isinstance(skip_negated, bool):
-        raise ValueError(f"{where}: field 'skip_negated' must be true or false")
+    skips = {key: entry.get(key, False) for key in ("skip_negated", "skip_hypothetical")}
+    for key, value in skips.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{where}: field {key!r} must be true or false")
     patterns = compile_patterns(entry, where)
     examples, not_examples = rule_examples(entry, where)
     return SafetyRule(
@@ -142,7 +162,7 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         auto_escalate=auto_escalate,
         reason_code=reason_code,
         patterns=patterns,
-        skip_negated=skip_negated,
+        **skips,
         examples=examples,
         not_examples=not_examples,
     )
@@ -154,6 +174,12 @@ def _is_negated(text: str, start: int) -> bool:
     clause = before[breaks[-1].end() :] if breaks else before
     words = _WORD.findall(clause.lower())[-_NEGATION_WINDOW:]
     return any(word in _NEGATORS for word in words)
+
+
+def _is_hypothetical(text: str, start: int) -> bool:
+    """True when the sentence up to ``start`` supposes rather than reports (see above)."""
+    sentence = _SENTENCE_BREAK.split(text[:start])[-1]
+    return _HYPOTHETICAL.search(sentence) is not None
 
 
 def _clip(matched: str) -> str:
