@@ -189,7 +189,8 @@ class SafetyResult:
 @dataclass(frozen=True, slots=True)
 class Classification:
     """The classifier's bucket. ``decided_by`` names who decided: ``rules``, ``model`` (the
-    offline triage model), ``llm`` (a language model), or ``rules over llm`` when the offline
+    offline triage model), ``issues`` (the issue-tracker stage routed what the triage model
+    took for a question), ``llm`` (a language model), or ``rules over llm`` when the offline
     backstop overruled a language model."""
 
     bucket: Bucket

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
+from supportagent.engines.issue_model import IssueModel, default_issue_model, issue_features
 from supportagent.engines.multilingual_triage import (
     MultilingualTriage,
     default_multilingual_triage,
@@ -164,11 +165,16 @@ class Classifier:
         model: TriageModel | None = None,
         rules: Sequence[ClassifierRule] | None = None,
         multilingual: MultilingualTriage | None = None,
+        issue_model: IssueModel | None = None,
+        *,
+        issue_stage: bool = True,
     ) -> None:
         self._embedder = embedder
         self._model = model
         self._rules = tuple(rules) if rules is not None else None
         self._multilingual = multilingual
+        self._issue_model = issue_model
+        self._issue_stage = issue_stage
         self._exemplars: ExemplarIndex | None = None
 
     @property
@@ -181,27 +187,38 @@ class Classifier:
     def model(self) -> TriageModel:
         return self._model or default_model()
 
+    @property
+    def issue_model(self) -> IssueModel:
+        return self._issue_model or default_issue_model()
+
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
         sure = sure_by_rules(ticket, safety, self._rules)
         if sure is not None:
             return sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
-            # The model reads MiniLM vectors, which only mean something in English: the
-            # triage exemplars under the multilingual model decide instead, when installed.
-            route = (
-                self._multilingual
-                if self._multilingual is not None
-                else (default_multilingual_triage())
-            )
-            decided = route.classify(ticket, language.name) if route is not None else None
-            if decided is not None:
-                return decided
-            reason = (
-                f"no rule matched; the triage model reads English only and the ticket is in "
-                f"{language.name}"
-            )
-            return Classification(Bucket.ANSWERABLE, "question", reason, DEFAULT_CONFIDENCE)
+            return self._not_in_english(ticket, language.name)
+        decided = self._by_model(ticket)
+        return self._second_look(ticket, decided) if self._issue_stage else decided
+
+    def _not_in_english(self, ticket: Ticket, language: str) -> Classification:
+        """The model reads MiniLM vectors, which only mean something in English: the triage
+        exemplars under the multilingual model decide instead, when installed."""
+        route = (
+            self._multilingual
+            if self._multilingual is not None
+            else (default_multilingual_triage())
+        )
+        decided = route.classify(ticket, language) if route is not None else None
+        if decided is not None:
+            return decided
+        reason = (
+            f"no rule matched; the triage model reads English only and the ticket is in {language}"
+        )
+        return Classification(Bucket.ANSWERABLE, "question", reason, DEFAULT_CONFIDENCE)
+
+    def _by_model(self, ticket: Ticket) -> Classification:
+        """The triage model's bucket for an English ticket no rule was sure of."""
         routing = routing_matches(ticket, self._rules)
         p = self.model.probabilities(ticket_features(ticket, routing, self.embedder))
         scores = ", ".join(f"{b.value} {v:.2f}" for b, v in p.items())
@@ -221,18 +238,46 @@ class Classifier:
         reason = f"reads as {code.replace('_', ' ')} ({scores})"
         return Classification(bucket, code, reason, round(p[bucket], 3), "model")
 
-    def _reason_within(self, ticket: Ticket, bucket: Bucket, routing: Sequence[str]) -> str:
+    def _second_look(self, ticket: Ticket, decided: Classification) -> Classification:
+        """The issue-tracker stage: a ticket the triage model took for a question is routed
+        when the issue model reads it as a bug report or a feature request. Nothing else is
+        revisited: an escalation, a risk, and what the rules routed stand."""
+        if decided.bucket is not Bucket.ANSWERABLE or decided.reason_code != "question":
+            return decided
+        issues = self.issue_model
+        p = issues.question_probability(issue_features(ticket, self.embedder))
+        if p >= issues.route_below:
+            return decided
+        routing = routing_matches(ticket, self._rules)
+        code = self._reason_within(ticket, Bucket.NOT_A_QUESTION, routing, ISSUE_CODES)
+        reason = (
+            f"reads as an issue report, not a usage question (question {p:.2f} against "
+            f"{issues.route_below:.2f}); the triage model had said: {decided.reason}"
+        )
+        return Classification(Bucket.NOT_A_QUESTION, code, reason, round(1 - p, 3), "issues")
+
+    def _reason_within(
+        self,
+        ticket: Ticket,
+        bucket: Bucket,
+        routing: Sequence[str],
+        among: Sequence[str] | None = None,
+    ) -> str:
         """The reason code inside ``bucket``: a routing rule that matched, else the nearest
-        exemplar class of that bucket."""
-        if bucket is Bucket.NOT_A_QUESTION and routing:
-            return routing[0]
+        exemplar class of that bucket (of ``among`` when given)."""
+        routed = [code for code in routing if among is None or code in among]
+        if bucket is Bucket.NOT_A_QUESTION and routed:
+            return routed[0]
         if self._exemplars is None:
             self._exemplars = ExemplarIndex(load_exemplars("triage"), self.embedder)
-        labels = [code for code, b in EXEMPLAR_BUCKETS.items() if b is bucket]
+        labels = [c for c, b in EXEMPLAR_BUCKETS.items() if b is bucket and c in (among or [c])]
         sims = self._exemplars.similarities(self.embedder.embed([ticket.text]))
         scores = self._exemplars.label_scores(sims)
         return max(labels, key=lambda label: float(scores[label][0]))
 
+
+#: What an issue the stage routes is: a bug report or a feature request.
+ISSUE_CODES = ("bug_report", "feature_request")
 
 #: The triage exemplar classes and the bucket each stands for.
 EXEMPLAR_BUCKETS: dict[str, Bucket] = {

@@ -1,0 +1,213 @@
+"""Issue-tracker triage: a usage question, or a bug report / feature request?
+
+The triage model and the routing rules were written for a product's support inbox; in an issue
+tracker, questions mention errors and crashes as often as reports do. This binary logistic
+regression gives the probability that an issue is a usage question; the classifier asks it only
+about a ticket the triage model called a question, and routes that ticket as not a question when
+the probability is below ``route_below``. It never sees a safety risk, an account or money
+request, an uncertain ticket or what the rules routed, and cannot turn any of them into
+something else.
+
+Its features: the MiniLM vector of the whole text, the prose's words and word pairs hashed
+(code blocks, inline code, stack-trace lines and identifiers blanked, as the rules read it), the
+first words again on their own (an issue's title), and marks of issue templates ("Describe the
+bug", "Expected behavior", a version block, a stack trace, "How do I", "Is it possible").
+Trained by ``bench/train_issue_model.py``; the weights and thresholds are data
+(``issue_model.npz``), and the file records what it was trained on.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from supportagent.domain import Ticket
+from supportagent.retrieval.dense import Embedder
+from supportagent.textnorm import has_code, prose
+
+MODEL_FILE = "issue_model.npz"
+#: Hashed slots for the prose's words and word pairs, and for the title's words.
+WORD_SLOTS = 4096
+TITLE_SLOTS = 1024
+#: An issue's title is its first words (the sets we learn from join title and body).
+TITLE_WORDS = 12
+_WORD = re.compile(r"[a-z][a-z0-9']*|\d+")
+#: Marks of issue templates and of how a question or a report is put, one feature each.
+MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+    for name, pattern in (
+        ("bug_template", r"describe the bug|steps to reproduce|to reproduce|reproduction steps"),
+        (
+            "expected_actual",
+            r"expected (?:behaviou?r|result|output)|actual (?:behaviou?r|result|output)"
+            r"|current behaviou?r|observed behaviou?r|what (?:happened|happens) instead",
+        ),
+        (
+            "feature_template",
+            r"is your feature request related|describe the solution|describe alternatives"
+            r"|feature request|proposal|motivation",
+        ),
+        ("environment", r"\b(?:environment|os|version|platform|browser)\s*:|\bv?\d+\.\d+\.\d+\b"),
+        (
+            "how_do_i",
+            r"\bhow (?:do|can|should|would|could) (?:i|we|you|one)\b|\bhow to\b"
+            r"|\bwhat is the (?:best|right|correct|recommended|proper) way\b",
+        ),
+        (
+            "is_it_possible",
+            r"\bis (?:it|there) (?:possible|a way|any way|an? (?:option|setting|example))\b"
+            r"|\bcan (?:i|we|someone|anyone)\b|\bany (?:idea|ideas|help|suggestions?|hints?)\b",
+        ),
+        (
+            "unsure",
+            r"\b(?:i'?m|i am|we are) (?:trying|wondering|not sure|confused|new)\b"
+            r"|\bam i (?:missing|doing)\b|\bthanks in advance\b",
+        ),
+        (
+            "proposal",
+            r"\b(?:it would be (?:nice|great|useful|good)|would be (?:nice|great|useful) to"
+            r"|please add|add (?:an? )?(?:option|ability|flag|setting)|support for"
+            r"|should (?:be able|support|allow)|allow (?:users|the user|to))\b",
+        ),
+        (
+            "report",
+            r"\b(?:crash\w*|fail\w*|broken|regression|does ?n[o']t work|not working"
+            r"|instead of|unexpected\w*|wrong|incorrect\w*)\b",
+        ),
+        ("trace", r"traceback|stack ?trace|exception|\berror\b|^\s*at [\w.$]+\("),
+    )
+)
+MARK_SCALE = 0.5
+Vector = npt.NDArray[np.float32]
+
+
+def _slot(token: str, slots: int) -> int:
+    return zlib.crc32(token.encode("utf-8")) % slots
+
+
+def _hashed(tokens: Sequence[str], slots: int) -> Vector:
+    """Counts of ``tokens`` in ``slots`` buckets, square-rooted and scaled to unit length."""
+    out = np.zeros(slots, dtype=np.float32)
+    for token in tokens:
+        out[_slot(token, slots)] += 1.0
+    np.sqrt(out, out=out)
+    norm = float(np.linalg.norm(out))
+    return out / norm if norm else out
+
+
+def issue_marks(text: str) -> dict[str, float]:
+    """The template and phrasing marks of ``text`` (read on its prose, code blanked), plus
+    shape: code present, a question in the title, question marks, length."""
+    words = prose(text)
+    marks = {name: float(bool(p.search(words))) for name, p in MARKS}
+    title = " ".join(words.split()[:TITLE_WORDS])
+    marks["code"] = float(has_code(text))
+    marks["title_question"] = float("?" in title)
+    marks["questions"] = min(words.count("?"), 4) / 4
+    marks["length"] = min(len(words.split()), 400) / 400
+    return marks
+
+
+def lexical_features(text: str) -> Vector:
+    """Hashed words and word pairs of the prose, then of its title, then the marks."""
+    words = _WORD.findall(prose(text).casefold())
+    grams = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+    title = words[:TITLE_WORDS]
+    title_grams = title + [f"{a} {b}" for a, b in itertools.pairwise(title)]
+    marks = np.asarray(list(issue_marks(text).values()), dtype=np.float32) * MARK_SCALE
+    return np.concatenate([_hashed(grams, WORD_SLOTS), _hashed(title_grams, TITLE_SLOTS), marks])
+
+
+def issue_features(ticket: Ticket, embedder: Embedder) -> Vector:
+    """The model's input: MiniLM's vector of the text, then :func:`lexical_features`."""
+    # The triage model embeds the same text, so the process memo answers this.
+    vector = embedder.embed([ticket.text])[0]
+    return np.concatenate([vector, lexical_features(ticket.text)]).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class IssueModel:
+    """Weights, bias, and the threshold it acts on (in ``meta``)."""
+
+    weights: Vector
+    bias: float
+    meta: dict[str, Any]
+
+    @property
+    def route_below(self) -> float:
+        """A question of the triage model's is routed as an issue below this probability."""
+        return float(self.meta.get("route_below", 0.0))
+
+    def question_probability(self, features: Vector) -> float:
+        if features.shape[0] != self.weights.shape[0]:
+            raise ValueError(
+                f"{MODEL_FILE} expects {self.weights.shape[0]} features, got {features.shape[0]}"
+                "; retrain it with bench/train_issue_model.py"
+            )
+        z = float(features @ self.weights) + self.bias
+        return float(1.0 / (1.0 + np.exp(-z)))
+
+    def save(self, path: Path) -> None:
+        meta = json.dumps(self.meta, sort_keys=True)
+        np.savez(path, weights=self.weights, bias=np.float32(self.bias), meta=np.asarray(meta))
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> IssueModel:
+        source: Any = path or resources.files("supportagent.engines").joinpath(MODEL_FILE)
+        with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+            weights = np.asarray(data["weights"], dtype=np.float32)
+            bias = float(data["bias"])
+            meta = json.loads(str(data["meta"]))
+        return cls(weights, bias, meta)
+
+
+@functools.cache
+def default_issue_model() -> IssueModel:
+    return IssueModel.load()
+
+
+def train_binary(
+    features: Vector,
+    labels: Sequence[bool],
+    groups: Sequence[str],
+    shares: dict[str, float] | None = None,
+    *,
+    l2: float = 1e-4,
+    epochs: int = 400,
+    rate: float = 2.0,
+) -> tuple[Vector, float]:
+    """Logistic regression (``labels`` true for a question) by full-batch gradient descent with
+    momentum; each group carries ``shares[group]`` (default 1) of the loss, whatever its size.
+    Deterministic."""
+    sizes: dict[str, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    share = shares or {}
+    w = np.asarray([share.get(g, 1.0) / sizes[g] for g in groups], dtype=np.float32)
+    w /= w.sum()
+    y = np.asarray(labels, dtype=np.float32)
+    x = np.asarray(features, dtype=np.float32)
+    weights = np.zeros(x.shape[1], dtype=np.float32)
+    bias = 0.0
+    velocity = np.zeros_like(weights)
+    bias_velocity = 0.0
+    for _ in range(epochs):
+        z = x @ weights + bias
+        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        grad = (p - y) * w
+        velocity = 0.9 * velocity - rate * (x.T @ grad + l2 * weights)
+        bias_velocity = 0.9 * bias_velocity - rate * float(grad.sum())
+        weights += velocity
+        bias += bias_velocity
+    return weights.astype(np.float32), float(bias)
