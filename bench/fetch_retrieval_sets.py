@@ -221,11 +221,11 @@ def aws_docs(repo: Path, out: Path, others_per_guide: int = AWS_OTHERS_PER_GUIDE
     )
 
 
-def _source_md(out: Path, title: str, upstream: str, counts: str) -> None:
+def _source_md(out: Path, title: str, upstream: str, counts: str, note: str = "") -> None:
     (out / "SOURCE.md").write_text(
         f"# {title}\n\n{upstream}\n\nLicense: CC BY 4.0 (upstream LICENSE copied here).\n\n"
-        f"Counts: {counts}.\n\nConversion: `bench/fetch_retrieval_sets.py` (its docstring says "
-        "what is the corpus, the queries and the relevant documents).\n",
+        f"Counts: {counts}.\n\n{note}Conversion: `bench/fetch_retrieval_sets.py` (its docstring "
+        "says what is the corpus, the queries and the relevant documents).\n",
         encoding="utf-8",
     )
 
@@ -270,7 +270,15 @@ def main() -> None:
             f"Upstream: `siagholami/aws-documentation@{git_head(aws)}` (`{AWS_QUESTIONS}`, "
             f"pages from `{AWS_PAGES.format(guide='<guide>')}`)."
         )
-        _source_md(out, "AWS documentation QA (a sample of 14 user guides)", upstream, counts)
+        note = (
+            "Queries: the questions of `QA_true.csv`; relevant = the page its `Document_True` "
+            "names. Corpus: a fixed sample of the guides those pages belong to (every named "
+            f"page, plus the first {AWS_OTHERS_PER_GUIDE} other pages of each guide in sha256 "
+            "order of `guide/page`); title = the page's first heading, text = the rest, "
+            "`<a name>` anchors and Markdown backslash escapes removed.\n\n"
+        )
+        title = "AWS documentation QA (a sample of 14 user guides)"
+        _source_md(out, title, upstream, counts, note)
         print("aws_docs_qa:", counts, file=sys.stderr)
 
 
