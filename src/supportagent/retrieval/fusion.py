@@ -26,11 +26,11 @@ FusionMethod = Literal["weighted", "rrf"]
 #: Weighted fusion: dense similarity counts three times a full BM25 match of the passage body;
 #: the title signal mostly breaks near-ties. Chosen on StackFAQ, the demo eval set, the demo
 #: inbox and a RAGTruth-derived set; weights read per corpus (``adaptive.py``) did not beat them
-#: under leave-one-dataset-out over five sets, though they fall 0.023 MRR below BM25 alone on
-#: a technical-documentation set (docs/retrieval.md).
+#: under leave-one-dataset-out over five sets, nor over six (round 4), though they fall 0.023
+#: MRR below BM25 alone on a technical-documentation set (docs/retrieval.md).
 DEFAULT_WEIGHTS: Mapping[str, float] = {"body": 1.0, "title": 0.5, "dense": 3.0}
 #: The default's per-query lexical trust (``Fusion.lexical_trust``): chosen by
-#: leave-one-dataset-out over five sets (docs/retrieval.md).
+#: leave-one-dataset-out over five sets, and the best mean over six (docs/retrieval.md).
 DEFAULT_LEXICAL_TRUST = 2.0
 _EQUAL_WEIGHTS: Mapping[str, float] = {"body": 1.0, "title": 1.0, "dense": 1.0}
 
