@@ -13,7 +13,9 @@ text and of the interpreter (its version and ``_sre.MAGIC``: the program format 
 engine), its programs carry a sha256 that is checked before use, and it is read without
 pickle or marshal. Anything unexpected (an engine that takes other arguments, an unreadable
 or damaged file, a folder that cannot be written) falls back to ``re.compile``: speed is
-lost, never correctness.
+lost, never correctness. The digest catches damage, not intent: whoever can write the user's
+cache folder can change what these patterns match, as they can the optimised MiniLM graph
+kept beside them (and the bytecode in ``__pycache__``); the folder is the user's own.
 """
 
 from __future__ import annotations
