@@ -18,8 +18,9 @@ time of the child (user + system), and both as a multiple of ``python -c pass``.
   vectors, so this is BM25 plus the copy of the vectors into a new index).
 
 The demo is loaded into a temporary data directory first, and the user cache
-(``XDG_CACHE_HOME``: the language identifier's tables, MiniLM's optimised graph, see
-``usercache.py``) points into it too, so nothing outside it is written. The first triage
+(``XDG_CACHE_HOME``: the language identifier's tables, MiniLM's optimised graph, the rule
+tables' compiled patterns, see ``usercache.py`` and ``regexcache.py``) points into it too, so
+nothing outside it is written. The first triage
 there is timed once and reported on its own line: it embeds the demo corpus into the store,
 builds the index and fills that cache.
 

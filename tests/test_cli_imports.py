@@ -66,3 +66,19 @@ def test_a_commands_help_loads_no_heavy_library(command: str, tmp_path: Path) ->
     )
     loaded = _heavy_after(statement)
     assert not set(loaded) & {"openai", "sqlalchemy", "numpy", "onnxruntime", "fastapi", "bm25s"}
+
+
+def test_the_command_line_collects_young_objects_in_larger_batches() -> None:
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    code = (
+        "import gc, json; before = gc.get_threshold(); import supportagent.cli; "
+        "print(json.dumps([before, gc.get_threshold()]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    before, after = json.loads(done.stdout)
+    assert before[0] < 50_000
+    # Only the youngest generation's threshold changes; the older ones keep Python's.
+    assert after == [50_000, *before[1:]]

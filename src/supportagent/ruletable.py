@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from supportagent.regexcache import ProgramCache
 
 
 class NamedRule(Protocol):
@@ -18,6 +21,9 @@ class NamedRule(Protocol):
 
 
 R = TypeVar("R", bound=NamedRule)
+
+#: The compiled programs of the table ``parse_rule_table`` is parsing, for ``compile_patterns``.
+_PROGRAMS: ContextVar[ProgramCache | None] = ContextVar("rule_table_programs", default=None)
 
 
 def read_rule_file(path: Path, what: str) -> str:
@@ -43,12 +49,19 @@ def parse_rule_table(text: str, source: str, parse_entry: Callable[[Any, str], R
         raise ValueError(f"{source}: no [[rule]] tables found")
     rules: list[R] = []
     seen: set[str] = set()
-    for index, entry in enumerate(entries, start=1):
-        rule = parse_entry(entry, f"{source}: rule #{index}")
-        if rule.name in seen:
-            raise ValueError(f"{source}: rule {rule.name!r} is defined twice")
-        seen.add(rule.name)
-        rules.append(rule)
+    # The table's patterns come from the programs an earlier process compiled (regexcache).
+    programs = ProgramCache(text, source)
+    token = _PROGRAMS.set(programs)
+    try:
+        for index, entry in enumerate(entries, start=1):
+            rule = parse_entry(entry, f"{source}: rule #{index}")
+            if rule.name in seen:
+                raise ValueError(f"{source}: rule {rule.name!r} is defined twice")
+            seen.add(rule.name)
+            rules.append(rule)
+    finally:
+        _PROGRAMS.reset(token)
+    programs.save()
     return tuple(rules)
 
 
@@ -98,12 +111,14 @@ def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[s
         sources.extend(values)
     if not sources:
         raise ValueError(f"{where}: missing field 'patterns' (give at least one pattern)")
+    programs = _PROGRAMS.get()
+    compile_one = programs.compile if programs is not None else re.compile
     compiled = []
     for source in sources:
         try:
             # Anchored on word characters, not on \b, so that patterns that start or end with
             # punctuation ("down?") behave the same as those that start with a letter.
-            compiled.append(re.compile(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE))
+            compiled.append(compile_one(rf"(?<!\w)(?:{source})(?!\w)", re.IGNORECASE))
         except re.error as exc:
             raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
     return tuple(compiled)

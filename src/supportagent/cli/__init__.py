@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 
+from supportagent.cli import _heap as _heap  # first: see its docstring
 from supportagent.cli import audit as audit
 from supportagent.cli import core as core
 from supportagent.cli import demo as demo
