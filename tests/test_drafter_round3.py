@@ -167,3 +167,18 @@ def test_if_i_do_not_set_one_asks_for_the_default() -> None:
     # "You can set any commission" means more alike to MiniLM and stays first; the default
     # comes close enough to be quoted beside it only because it is the one asked for.
     assert "The default commission is 12% of the hire price." in got
+
+
+# ---------------------------------------------------------------------------- how often
+
+
+def test_how_often_is_answered_by_a_frequency_and_how_long_is_not() -> None:
+    often = classify_question("How often do you pay out the hire money?")
+    assert often.kind is AnswerKind.DURATION
+    assert has_answer("Hire money is sent to your bank once a week, every Monday.", often)
+    assert has_answer("Payouts are made weekly.", often)
+    soon = classify_question("How soon after a hire does the money reach us?")
+    assert has_answer("Hire money is sent to your bank every Monday.", soon)
+    long = classify_question("How long is the free trial?")
+    assert not has_answer("Plans are billed monthly or yearly.", long)
+    assert not has_answer("Shops pay once a month.", long)

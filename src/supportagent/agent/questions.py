@@ -340,6 +340,13 @@ _DURATION_WORDS = re.compile(
     r"(?:number of|how many) (?:milliseconds|seconds|minutes|hours|days|weeks|months))\b",
     re.IGNORECASE,
 )
+_HOW_OFTEN = re.compile(r"\bhow (?:often|frequently|soon|quickly)\b", re.IGNORECASE)
+_FREQUENCY_WORDS = re.compile(
+    r"\b(?:hourly|daily|weekly|fortnightly|monthly|yearly|annually)\b"
+    r"|\b(?:once|twice) (?:a|an|per|every) (?:hour|day|week|month|year)\b"
+    r"|\bevery (?:hour|day|week|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+    re.IGNORECASE,
+)
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
@@ -351,8 +358,12 @@ def has_answer(text: str, question: Question) -> bool:
     """
     kind = question.kind
     if kind is AnswerKind.DURATION:
-        return any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text)) or bool(
-            _DURATION_WORDS.search(text)
+        # "Paid once a week" says how often or how soon, not how long anything lasts.
+        often = _HOW_OFTEN.search(question.text) and _FREQUENCY_WORDS.search(text)
+        return (
+            any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text))
+            or bool(_DURATION_WORDS.search(text))
+            or bool(often)
         )
     if kind is AnswerKind.NUMBER:
         if question.focus in _MEASURED:
