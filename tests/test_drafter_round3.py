@@ -17,7 +17,7 @@ from supportagent.agent.questions import (
 )
 from supportagent.domain import DocKind, Passage, Ticket
 from supportagent.engines.extract import evidence_units
-from supportagent.engines.scoring import UnitScorer, purpose
+from supportagent.engines.scoring import SCOPE_BONUS, UnitScorer, purpose
 
 
 def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
@@ -182,3 +182,33 @@ def test_how_often_is_answered_by_a_frequency_and_how_long_is_not() -> None:
     long = classify_question("How long is the free trial?")
     assert not has_answer("Plans are billed monthly or yearly.", long)
     assert not has_answer("Shops pay once a month.", long)
+
+
+# ---------------------------------------------------------------------------- plans
+
+
+def test_a_plan_the_customer_says_they_are_on_is_known_without_the_word_plan() -> None:
+    passage = kb(
+        "kb-hotels",
+        "Each hotel can have up to 3 desk users of its own. Cruiser allows up to 4 hotels, "
+        "Tandem up to 20, and Peloton has no limit.",
+        heading="How many hotels",
+        title="Hotel partners",
+    )
+    got = quoted(
+        "Hotels on our plan",
+        "We're on Cruiser at the moment. How many hotels can we sign up to sell our hires?",
+        passage,
+    )
+    assert "Cruiser allows up to 4 hotels, Tandem up to 20, and Peloton has no limit." in got
+
+    # Without the customer's word for it, "Cruiser" is just a capitalised word.
+    def fit(body: str) -> float:
+        ticket = Ticket("T-1", "Hotels", body)
+        evidence = hits(passage)
+        units = evidence_units(evidence)
+        scorer = UnitScorer(ticket, ticket_questions(ticket), units, evidence, minilm().embed)
+        return scorer.scope_fit(next(u for u in units if u.text.startswith("Cruiser")))
+
+    assert fit("We're on Cruiser at the moment. How many hotels can we sign up?") == SCOPE_BONUS
+    assert fit("How many hotels can we sign up?") == 0.0

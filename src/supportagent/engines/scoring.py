@@ -87,6 +87,17 @@ _SETTING_NAMED = re.compile(
     r"\*\*[^*]{2,40}\*\*|\b(?:turn|switch|toggle) (?:on|off)\b|\b(?:enable|disable|tick)\b",
     re.I,
 )
+#: What follows a plan's name when the plan gives a value: "Harbour allows up to 10",
+#: "Fleet up to 50", "Skiff accounts cannot".
+_PLAN_GIVES = (
+    r"(?:allows?|has|have|gets?|includes?|offers?|supports?|comes with|up to|accounts? "
+    r"(?:can|cannot|can't|get|have)|\d)"
+)
+#: "We're on Harbour at the moment", "our account is on Fleet": the customer names a plan.
+_ON_A_PLAN = re.compile(
+    r"\b(?i:we(?:'re| are)|i(?:'m| am)|(?:our|my) (?:account|company|library|business|shop) is)"
+    r"\s+(?i:currently\s+|still\s+|now\s+)?on\s+(?:the\s+)?([A-Z][a-z]+)\b"
+)
 _DEFINITE = re.compile(r"\bthe ([a-z]{5,})\b(?! of\b)")
 _DIGIT = re.compile(r"\d")
 _NAME = re.compile(r"(?<=[a-z,;:*] )[A-Z][\w-]*|\b[a-z]+[A-Z][\w-]*|`[^`]+`")
@@ -125,7 +136,7 @@ class UnitScorer:
         self._ticket_text = prose.casefold()
         self._plans = _with_listed_plans(
             plan_names([prose, *(h.passage.text for h in evidence)]), self.units
-        )
+        ) | _said_plans(prose, evidence)
         # The plans the customer says they are on, in any sentence ("We're on Network.").
         self._ticket_plans = frozenset(
             scope
@@ -250,6 +261,8 @@ class UnitScorer:
             f"plan:{name}"
             for name in self._plans
             if re.search(rf"\b(?i:on|for|in)\s+(?:the\s+)?{re.escape(name.title())}\b", unit.text)
+            # "Harbour allows up to 10 agents, Fleet up to 50": the plan gives the value.
+            or re.search(rf"\b{re.escape(name.title())}\s+{_PLAN_GIVES}", unit.text)
         }
         label = _label(unit)
         if label in self._plans:
@@ -403,6 +416,21 @@ def _side_fit(question: str, text: str) -> float:
     if wanted in sides:
         return TYPE_BONUS / 2
     return -TYPE_BONUS / 2 if sides else 0.0
+
+
+def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
+    """Plans the customer says they are on ("We're on Harbour") that the evidence also names
+    as a plan would be named ("on Harbour", "Harbour allows ..."), lowercased."""
+    said = {m.group(1) for m in _ON_A_PLAN.finditer(prose)}
+    texts = [h.passage.text for h in evidence]
+    return frozenset(
+        name.lower()
+        for name in said
+        if any(
+            re.search(rf"\b(?:on|for|in)\s+{name}\b|\b{name}\s+{_PLAN_GIVES}", text)
+            for text in texts
+        )
+    )
 
 
 def _values(text: str) -> set[str]:
