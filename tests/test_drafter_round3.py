@@ -212,3 +212,19 @@ def test_a_plan_the_customer_says_they_are_on_is_known_without_the_word_plan() -
 
     assert fit("We're on Cruiser at the moment. How many hotels can we sign up?") == SCOPE_BONUS
     assert fit("How many hotels can we sign up?") == 0.0
+
+
+def test_a_word_of_the_articles_title_counts_like_one_of_its_heading() -> None:
+    helmets = kb("kb-helmets", "Sizes run from 48 to 62 cm.", heading="Sizes", title="Helmets")
+    saddles = kb("kb-saddles", "Sizes run from 48 to 62 cm.", heading="Sizes", title="Saddles")
+    ticket = Ticket("T-1", "Sizes", "Which sizes do your helmets come in?")
+    evidence = hits(helmets, saddles)
+    units = evidence_units(evidence)
+    scorer = UnitScorer(ticket, ticket_questions(ticket), units, evidence, None)
+    assert scorer.lexical(0, 0) > scorer.lexical(0, 1)
+    # A resolved ticket's "title" is its customer's question, not a heading.
+    answer = "Yes, they fit most riders from the age of eight."
+    asked = Passage("RT-1#answer", "RT-1", DocKind.RESOLVED, "Helmets", (), f"Helmets\n\n{answer}")
+    rt = evidence_units(hits(asked))
+    rt_scorer = UnitScorer(ticket, ticket_questions(ticket), rt, hits(asked), None)
+    assert rt_scorer.lexical(0, 0) == 0.0

@@ -153,9 +153,10 @@ class UnitScorer:
         self._unit_terms = [set(tokenize(u.text)) for u in self.units]
         # A sentence is read under its section's heading, which often names what the sentence
         # leaves unsaid ("Security keys ... protect you" under "How we protect you from
-        # phishing"); those words count HEADING_TERMS as much as the sentence's own.
+        # phishing"), and so does its article's title ("Texts are never sent at night" in
+        # "Passenger notifications"); those words count HEADING_TERMS as much as its own.
         self._heading_terms = [
-            set(tokenize(" ".join(u.passage.heading_path))) - own
+            set(tokenize(" ".join((_article_title(u), *u.passage.heading_path)))) - own
             for u, own in zip(self.units, self._unit_terms, strict=True)
         ]
         self._dense: npt.NDArray[np.float32] | None = None
@@ -431,6 +432,12 @@ def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
             for text in texts
         )
     )
+
+
+def _article_title(unit: Unit) -> str:
+    """The title of the article ``unit`` comes from; empty for a resolved ticket, whose
+    "title" is its customer's question."""
+    return unit.passage.title if unit.from_article else ""
 
 
 def _values(text: str) -> set[str]:
