@@ -179,7 +179,10 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             r"\b(?:biggest|largest|smallest|highest|lowest|most|fewest)\b|\b(?:what|which) is the "
             r"(?:limit|maximum|max|minimum|min|size|rate|price|cost|fee|number)\b|"
             r"\b(?:limit|maximum|max|minimum|quota|cap)s?\b.{0,30}\?|\bup to how\b|"
-            r"\b(?:what|how much) does .{0,40} cost\b|\bprice\b|\bcost\b",
+            r"\b(?:what|how much) does .{0,40} cost\b|\bprice\b|\bcost\b|"
+            # "What commission do agents get?": a rate or an amount.
+            r"\b(?:what|which)\s+(?:[\w-]+\s+)?(?:commission|fee|rate|discount|deposit|surcharge|"
+            r"percentage)s?\s+(?:do|does|did|is|are|was|will|would|should|can|applies|apply)\b",
             re.IGNORECASE,
         ),
     ),
@@ -264,9 +267,36 @@ def classify_question(text: str) -> Question:
 _MEASURES = (
     ("size", re.compile(r"\b(?:space|storage|room|disk|capacity|how big|file size|gb|mb)\b", re.I)),
     ("money", re.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I)),
+    # A commission or a discount is a share (or an amount): "8%", "$2 off".
+    ("share", re.compile(r"\b(?:commission|discount|percentage|surcharge)s?\b", re.I)),
 )
 #: The quantity dimensions (``facts.Quantity.dimension``) that answer each measure.
-_MEASURED = {"size": frozenset({"size"}), "money": frozenset({"usd", "eur", "gbp"})}
+_MEASURED = {
+    "size": frozenset({"size"}),
+    "money": frozenset({"usd", "eur", "gbp"}),
+    "share": frozenset({"percent", "usd", "eur", "gbp"}),
+}
+
+
+#: "How long before the trip does ...": the time between a deadline and the event it precedes
+#: (or follows): the phrase between the two words names the event, then the question's verb.
+_SIDE_OF_EVENT = re.compile(
+    r"\bhow (?:long|soon|many (?:days|hours|minutes|weeks)|much notice|far)\s+(before|after)\s+"
+    r"(?:[\w'-]+\s+){1,6}?(?:do|does|did|must|should|has|have|had|is|are|can|will|would)\b",
+    re.IGNORECASE,
+)
+_IN_ADVANCE = re.compile(r"\b(?:in advance|ahead of time|how far ahead|how much notice)\b", re.I)
+
+
+def event_side(text: str) -> str:
+    """Which side of an event a duration question asks about: ``lead`` ("how long before the
+    trip does the balance have to be paid?", "how far in advance"), ``delay`` ("how soon after
+    a trip has run does the money arrive?"), or empty. "How long before it ends the session?"
+    asks how long until, which is neither: no verb follows the event."""
+    match = _SIDE_OF_EVENT.search(text)
+    if match is not None:
+        return "lead" if match.group(1).lower() == "before" else "delay"
+    return "lead" if _IN_ADVANCE.search(text) else ""
 
 
 def _number_focus(text: str) -> str:
@@ -310,6 +340,13 @@ _DURATION_WORDS = re.compile(
     r"(?:number of|how many) (?:milliseconds|seconds|minutes|hours|days|weeks|months))\b",
     re.IGNORECASE,
 )
+_HOW_OFTEN = re.compile(r"\bhow (?:often|frequently|soon|quickly)\b", re.IGNORECASE)
+_FREQUENCY_WORDS = re.compile(
+    r"\b(?:hourly|daily|weekly|fortnightly|monthly|yearly|annually)\b"
+    r"|\b(?:once|twice) (?:a|an|per|every) (?:hour|day|week|month|year)\b"
+    r"|\bevery (?:hour|day|week|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+    re.IGNORECASE,
+)
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
@@ -321,8 +358,12 @@ def has_answer(text: str, question: Question) -> bool:
     """
     kind = question.kind
     if kind is AnswerKind.DURATION:
-        return any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text)) or bool(
-            _DURATION_WORDS.search(text)
+        # "Paid once a week" says how often or how soon, not how long anything lasts.
+        often = _HOW_OFTEN.search(question.text) and _FREQUENCY_WORDS.search(text)
+        return (
+            any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text))
+            or bool(_DURATION_WORDS.search(text))
+            or bool(often)
         )
     if kind is AnswerKind.NUMBER:
         if question.focus in _MEASURED:

@@ -38,9 +38,11 @@ _AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
 #: A list longer than this is quoted in parts.
 MAX_LIST_ITEMS = 8
 #: A sentence that points back at the one before it: "change this with ...", "do that.".
+#: "Staff then cannot sign in with a password", "if it is not paid by then": "then" is when
+#: what the sentence before describes has happened.
 _POINTS_BACK = re.compile(
     r"\b(?:this|that|these|those)(?=\s+(?:with|by|in|on|under|from|at|for|to|when|if|so|and|"
-    r"or|but)\b|\s*[.,;])",
+    r"or|but)\b|\s*[.,;])|^(?:[\w']+\s+){1,3}then\s|\b(?:by|until|since|from) then\b",
     re.IGNORECASE,
 )
 #: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".

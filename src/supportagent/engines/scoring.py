@@ -17,8 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from supportagent.agent.facts import plan_names, quantities, scope_of
-from supportagent.agent.questions import AnswerKind, Question, has_answer, ticket_prose
+from supportagent.agent.facts import plan_names, quantities, role_of, scope_of
+from supportagent.agent.questions import (
+    AnswerKind,
+    Question,
+    event_side,
+    has_answer,
+    ticket_prose,
+)
 from supportagent.domain import Hit, Ticket
 from supportagent.engines.extract import Unit
 from supportagent.retrieval.text import tokenize
@@ -64,8 +70,34 @@ _MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", 
 _MINIMUM_A = re.compile(r"\b(?:or newer|or later|or higher|at least|minimum|requires?)\b", re.I)
 _MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
 _MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
+#: "What commission do agents get if I don't set one?" asks for the default.
+_DEFAULT_Q = re.compile(
+    r"\b(?:if|when|unless) (?:i|we|you) (?:don't|do not|didn't|never|haven't) (?:set|choose|"
+    r"pick|change|specify|configure|enter)\b|\bby default\b|\bdefault\b|\bout of the box\b",
+    re.I,
+)
+_DEFAULT_A = re.compile(r"\b(?:default|by default|starts? with|out of the box)\b", re.I)
+#: Pairs of what a question asks for and how a unit says it: a minimum, a maximum, a default.
+_QUALIFIED = ((_MINIMUM_Q, _MINIMUM_A), (_MAXIMUM_Q, _MAXIMUM_A), (_DEFAULT_Q, _DEFAULT_A))
 #: NAME questions whose focus any name answers.
 _ANY_NAME = frozenset({"", "name", "command", "code"})
+#: What customers call a setting, and how a text shows one: a bold label, a path, "turn on".
+_SETTING = frozenset({"setting", "option", "switch", "toggle", "checkbox"})
+_SETTING_NAMED = re.compile(
+    r"\*\*[^*]{2,40}\*\*|\b(?:turn|switch|toggle) (?:on|off)\b|\b(?:enable|disable|tick)\b",
+    re.I,
+)
+#: What follows a plan's name when the plan gives a value: "Harbour allows up to 10",
+#: "Fleet up to 50", "Skiff accounts cannot".
+_PLAN_GIVES = (
+    r"(?:allows?|has|have|gets?|includes?|offers?|supports?|comes with|up to|accounts? "
+    r"(?:can|cannot|can't|get|have)|\d)"
+)
+#: "We're on Harbour at the moment", "our account is on Fleet": the customer names a plan.
+_ON_A_PLAN = re.compile(
+    r"\b(?i:we(?:'re| are)|i(?:'m| am)|(?:our|my) (?:account|company|library|business|shop) is)"
+    r"\s+(?i:currently\s+|still\s+|now\s+)?on\s+(?:the\s+)?([A-Z][a-z]+)\b"
+)
 _DEFINITE = re.compile(r"\bthe ([a-z]{5,})\b(?! of\b)")
 _DIGIT = re.compile(r"\d")
 _NAME = re.compile(r"(?<=[a-z,;:*] )[A-Z][\w-]*|\b[a-z]+[A-Z][\w-]*|`[^`]+`")
@@ -104,7 +136,7 @@ class UnitScorer:
         self._ticket_text = prose.casefold()
         self._plans = _with_listed_plans(
             plan_names([prose, *(h.passage.text for h in evidence)]), self.units
-        )
+        ) | _said_plans(prose, evidence)
         # The plans the customer says they are on, in any sentence ("We're on Network.").
         self._ticket_plans = frozenset(
             scope
@@ -113,13 +145,18 @@ class UnitScorer:
             if scope.startswith("plan:")
         )
         weights = _rarity([h.passage.text for h in evidence])
-        self._terms = [_weights(q.text, weights, self._lead(q)) for q in self.questions]
+        # "If I don't set one" asks for the default, and its words ("set") are not the topic.
+        self._terms = [
+            _weights(_DEFAULT_Q.sub(" default ", q.text), weights, self._lead(q))
+            for q in self.questions
+        ]
         self._unit_terms = [set(tokenize(u.text)) for u in self.units]
         # A sentence is read under its section's heading, which often names what the sentence
         # leaves unsaid ("Security keys ... protect you" under "How we protect you from
-        # phishing"); those words count HEADING_TERMS as much as the sentence's own.
+        # phishing"), and so does its article's title ("Texts are never sent at night" in
+        # "Passenger notifications"); those words count HEADING_TERMS as much as its own.
         self._heading_terms = [
-            set(tokenize(" ".join(u.passage.heading_path))) - own
+            set(tokenize(" ".join((_article_title(u), *u.passage.heading_path)))) - own
             for u, own in zip(self.units, self._unit_terms, strict=True)
         ]
         self._dense: npt.NDArray[np.float32] | None = None
@@ -131,6 +168,7 @@ class UnitScorer:
             texts += [q.text for q in self.questions]
             texts += [in_context(u) for u in self.units]
             texts += [u.sentences[0] for u in self.units if u.procedure]
+            texts += [purpose(u) for u in self.units if u.procedure]
             # A resolved ticket's own question, for how alike the two customers' questions are.
             asked = sorted({u.passage.id: u.question for u in self.units if u.question}.items())
             texts += [question for _, question in asked]
@@ -154,12 +192,22 @@ class UnitScorer:
             dense = similarity(u_vecs)
             # A procedure is judged by its whole and by the sentence that introduces it.
             leads = vectors[n_q + n_u : n_q + n_u + n_p]
+            purposes = vectors[n_q + n_u + n_p : n_q + n_u + 2 * n_p]
             columns = [k for k, u in enumerate(self.units) if u.procedure]
             if columns:
                 dense[:, columns] = np.maximum(dense[:, columns], similarity(leads))
+                # Steps say how, the section they sit under says what for: "Publishing a new
+                # season", not "Changing a fare", is how to put a timetable on sale. What a
+                # procedure is for counts only for a question that asks how to do something.
+                how = [k for k, q in enumerate(self.questions) if q.kind is AnswerKind.PROCEDURE]
+                if how:
+                    purpose_sim = similarity(purposes)[how]
+                    dense[np.ix_(how, columns)] = np.maximum(
+                        dense[np.ix_(how, columns)], purpose_sim
+                    )
             # A sentence from the answer to a question much like this one answers it too
             # ("why did one emoji double the bill?" for "why does a smiley cost more?").
-            row = {pid: n_q + n_u + n_p + i for i, (pid, _) in enumerate(asked)}
+            row = {pid: n_q + n_u + 2 * n_p + i for i, (pid, _) in enumerate(asked)}
             for k, unit in enumerate(self.units):
                 if unit.passage.id in row:
                     alike = similarity(vectors[row[unit.passage.id]][None, :])[:, 0]
@@ -214,6 +262,8 @@ class UnitScorer:
             f"plan:{name}"
             for name in self._plans
             if re.search(rf"\b(?i:on|for|in)\s+(?:the\s+)?{re.escape(name.title())}\b", unit.text)
+            # "Harbour allows up to 10 agents, Fleet up to 50": the plan gives the value.
+            or re.search(rf"\b{re.escape(name.title())}\s+{_PLAN_GIVES}", unit.text)
         }
         label = _label(unit)
         if label in self._plans:
@@ -254,18 +304,32 @@ class UnitScorer:
         typed = has_answer(unit.text, question) or (
             question.kind is AnswerKind.PROCEDURE and unit.procedure
         )
-        if typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
+        if typed and question.kind is AnswerKind.NAME and question.focus in _SETTING:
+            # A setting is named as the label on the screen ("turn on **Require SSO**"),
+            # whatever the ticket calls it (an option, a switch, a toggle); a procedure's
+            # labels are the buttons on the way, not the setting asked for.
+            where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
+            if unit.procedure:
+                typed = question.focus in where.lower()
+            else:
+                typed = bool(_SETTING_NAMED.search(unit.text)) or any(
+                    word in where.lower() for word in _SETTING
+                )
+        elif typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
             # "Which event ...?" wants an event's name: where the unit or its section says so.
             where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
             typed = question.focus.rstrip("s")[:6] in where.lower()
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
-        # "The minimum version" is not "the current version"; nor "up to" a typical value.
-        for asks, says in ((_MINIMUM_Q, _MINIMUM_A), (_MAXIMUM_Q, _MAXIMUM_A)):
+        # "The minimum version" is not "the current version"; nor "up to" a typical value; nor
+        # "you can set any rate" the default one.
+        for asks, says in _QUALIFIED:
             if asks.search(question.text):
                 base += TYPE_BONUS / 2 if says.search(unit.text) else -TYPE_BONUS / 2
         if question.kind is AnswerKind.PROCEDURE and unit.procedure:
             base += TYPE_BONUS / 2
+        if question.kind is AnswerKind.DURATION:
+            base += _side_fit(question.text, unit.text)
         if unit.from_article:
             base += ARTICLE_BONUS
         base += self.scope_fit(unit)
@@ -337,6 +401,45 @@ class UnitScorer:
         return sorted(scored, key=lambda s: (-s.score, s.unit.rank, s.unit.position))
 
 
+#: The roles (``facts.role_of``) of a duration before an event and after one.
+_SIDES = frozenset({"lead", "delay"})
+
+
+def _side_fit(question: str, text: str) -> float:
+    """ "How long before the trip ...?" is answered by "21 days before departure", not by "2
+    days after the departure has sailed" (and the other way round): half the type bonus for a
+    duration on the asked side of its event, minus as much for one only on the other side."""
+    wanted = event_side(question)
+    if not wanted:
+        return 0.0
+    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
+    sides = roles & _SIDES
+    if wanted in sides:
+        return TYPE_BONUS / 2
+    return -TYPE_BONUS / 2 if sides else 0.0
+
+
+def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
+    """Plans the customer says they are on ("We're on Harbour") that the evidence also names
+    as a plan would be named ("on Harbour", "Harbour allows ..."), lowercased."""
+    said = {m.group(1) for m in _ON_A_PLAN.finditer(prose)}
+    texts = [h.passage.text for h in evidence]
+    return frozenset(
+        name.lower()
+        for name in said
+        if any(
+            re.search(rf"\b(?:on|for|in)\s+{name}\b|\b{name}\s+{_PLAN_GIVES}", text)
+            for text in texts
+        )
+    )
+
+
+def _article_title(unit: Unit) -> str:
+    """The title of the article ``unit`` comes from; empty for a resolved ticket, whose
+    "title" is its customer's question."""
+    return unit.passage.title if unit.from_article else ""
+
+
 def _values(text: str) -> set[str]:
     """The values ``text`` states: quantities in their base unit, and versions."""
     found = {f"{q.dimension}={q.base_value}" for q in quantities(text)}
@@ -370,6 +473,14 @@ def in_context(unit: Unit) -> str:
     if unit.shape != "item" or not heading:
         return unit.text
     return f"{heading}: {unit.text}"
+
+
+def purpose(unit: Unit) -> str:
+    """What a procedure is for, as its article's title and section heading say ("Routes and
+    timetables. Publishing a new season"); its first step when there is neither."""
+    named = [unit.passage.title, *unit.passage.heading_path]
+    text = ". ".join(dict.fromkeys(n.strip() for n in named if n.strip()))
+    return text or unit.sentences[0]
 
 
 def _framed_by_subject(subject: str, questions: Sequence[Question]) -> list[bool]:
