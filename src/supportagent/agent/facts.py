@@ -196,6 +196,39 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
     return None, start
 
 
+_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekday"]
+_PERIOD_OF = {
+    "hour": ("hour", 1), "day": ("day", 1), "night": ("day", 1), "morning": ("day", 1),
+    "evening": ("day", 1), "week": ("week", 1), "fortnight": ("week", 2), "month": ("month", 1),
+    "quarter": ("month", 3), "year": ("year", 1), **{d: ("week", 1) for d in _DAYS},
+    "hourly": ("hour", 1), "daily": ("day", 1), "nightly": ("day", 1), "weekly": ("week", 1),
+    "fortnightly": ("week", 2), "monthly": ("month", 1), "quarterly": ("month", 3),
+    "yearly": ("year", 1), "annually": ("year", 1),
+}  # fmt: skip
+_TIMES = {"once": 1, "twice": 2, "three times": 3, "four times": 4}
+_PERIOD_WORDS = "|".join(w for w in _PERIOD_OF if not w.endswith("ly"))
+_ADVERBS = "|".join(w for w in _PERIOD_OF if w.endswith("ly"))
+_FREQUENCY_PHRASE = re.compile(
+    rf"\b(?:(once|twice|three times|four times)\s+(?:a|an|per|each|every)\s+({_PERIOD_WORDS})"
+    rf"|(?:every|each)\s+({_PERIOD_WORDS})s?"
+    rf"|({_ADVERBS}))\b",
+    re.IGNORECASE,
+)
+
+
+def frequencies(text: str) -> list[Quantity]:
+    """How often something happens, as the period between two times: "once a week" and "every
+    Monday" are a week, "twice a month" half a month, "daily" a day. Kept apart from
+    :func:`quantities`, because "billed monthly" does not say how long anything takes."""
+    found = []
+    for match in _FREQUENCY_PHRASE.finditer(text):
+        times, word = match.group(1), match.group(2) or match.group(3) or match.group(4)
+        unit, count = _PERIOD_OF[word.lower()]
+        value = Decimal(count) / Decimal(_TIMES[times.lower()] if times else 1)
+        found.append(Quantity(value, unit, match.group(0), match.start(), match.end()))
+    return found
+
+
 # ---------------------------------------------------------------------------- facts
 
 _PLAN = re.compile(
@@ -278,9 +311,21 @@ def role_of(sentence: str, quantity: Quantity) -> str:
     return ""
 
 
+#: What a schedule ("once a week, every Monday") can disagree with: when the same event
+#: happens, said as how often or as how long after something else ("2 days after").
+_WHEN = frozenset({"frequency", "delay", "deadline"})
+
+
 def compatible_roles(a: str, b: str) -> bool:
-    """Two values can disagree only about the same thing: a span and a bare value may."""
-    return a == b or {a, b} <= {"", "span"}
+    """Two values can disagree only about the same thing: a span and a bare value may, and so
+    may a schedule and a delay or deadline (two answers to "when does it happen?")."""
+    return a == b or {a, b} <= {"", "span"} or ("frequency" in (a, b) and {a, b} <= _WHEN)
+
+
+def by_kind(a: Fact, b: Fact) -> bool:
+    """True when the two values are of different kinds that never agree: a schedule against
+    a delay ("every Monday" against "2 business days after"), whatever the numbers."""
+    return (a.role == "frequency") != (b.role == "frequency")
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +349,9 @@ class Fact:
     doc_id: str
     kind: DocKind
     sentence: str
+    #: The value's own clause ("Ticket money is paid out 2 business days after the departure
+    #: has sailed"): the phrase that says what the value is about, with less else around it.
+    clause: str = ""
 
     @property
     def dimension(self) -> str:
@@ -315,16 +363,20 @@ class Fact:
 
     def masked(self) -> str:
         """The sentence with its value replaced, which is what "the same subject" compares."""
-        q = self.quantity
-        s = self.sentence
-        offset = s.find(q.raw)
-        if offset >= 0:
-            s = s[:offset] + "some time" + s[offset + len(q.raw) :]
-        return s
+        return _masked(self.sentence, self.quantity.raw)
+
+    def masked_clause(self) -> str:
+        """The value's clause with the value replaced: the subject phrase, compared by meaning."""
+        return _masked(self.clause or self.sentence, self.quantity.raw)
 
     def describe(self) -> str:
         where = f" ({', '.join(self.scope)})" if self.scope else ""
         return f"{self.quantity.raw}{where} in {self.passage_id}"
+
+
+def _masked(text: str, raw: str) -> str:
+    offset = text.find(raw)
+    return text[:offset] + "some time" + text[offset + len(raw) :] if offset >= 0 else text
 
 
 _PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
@@ -393,7 +445,9 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         sentences = passage_sentences(passage)
         for index, sentence in enumerate(sentences):
             found = quantities(sentence)
-            if not found:
+            # "once a week, every Monday": one schedule, said twice.
+            schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
+            if not found and not schedule:
                 continue
             scope, universal = scope_of(sentence, plans)
             # "... over about 24 hours. This schedule is the same on every plan."
@@ -403,7 +457,8 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
             )
             scope_words = frozenset(tokenize(" ".join(x.split(":", 1)[1] for x in scope)))
             whole = subject_terms(sentence) - scope_words
-            for quantity in found:
+            for position, quantity in enumerate([*found, *schedule]):
+                often = position >= len(found)
                 # The value's own unit says what is counted, not what about ("24 hours").
                 own = scope_words | frozenset(tokenize(quantity.raw))
                 clause_text = _clause_at(sentence, quantity.start)
@@ -418,8 +473,15 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                     | (frozenset(tokenize(quantity.unit.split("/")[0])) - _TIME_WORDS)
                 )
                 conditions = _numbers(clause_text.replace(quantity.raw, " "))
-                listed = sum(1 for q in found if q.dimension == quantity.dimension) >= 3
-                role = role_of(sentence, quantity) if quantity.dimension == "duration" else ""
+                listed = not often and (
+                    sum(1 for q in found if q.dimension == quantity.dimension) >= 3
+                )
+                if often:
+                    role = "frequency"
+                elif quantity.dimension == "duration":
+                    role = role_of(sentence, quantity)
+                else:
+                    role = ""
                 facts.append(
                     Fact(
                         subject,
@@ -437,6 +499,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                         passage.doc_id,
                         passage.kind,
                         sentence,
+                        _subject_clause(sentence, clause_text, quantity),
                     )
                 )
     return facts
@@ -455,6 +518,15 @@ def _numbers(text: str) -> frozenset[str]:
     for match in _COUNT.finditer(text):
         out.add(match.group(1) or _DIGIT_OF[match.group(2).lower()])
     return frozenset(out)
+
+
+def _subject_clause(sentence: str, clause: str, quantity: Quantity) -> str:
+    """The clause that holds the value, widened to the sentence's start when the clause is
+    little more than the value ("..., once a week, every Monday, ...")."""
+    if len(subject_terms(clause)) >= 2:
+        return clause.strip()
+    end = sentence.find(quantity.raw)
+    return sentence[: end + len(quantity.raw)].strip() if end >= 0 else sentence
 
 
 def _clause_at(sentence: str, offset: int) -> str:
@@ -492,6 +564,11 @@ SUBJECT_OVERLAP_ARTICLES = 0.5
 #: ("a reserved book is kept aside for five opening days", "a hold ... stays on the hold
 #: shelf for 7 days").
 LINKED_SIMILARITY = 0.55
+#: Two articles of one knowledge base whose headings share a word stem ("Renewals", "Renewing
+#: online") are about one subject when the values' clauses, masked, are this close in meaning
+#: ("Each loan can be renewed up to 3 times", "Readers can extend each loan two times at
+#: most"), however few words they share.
+ARTICLE_PHRASE_SIMILARITY = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -567,16 +644,18 @@ def find_conflicts(
     ]
     if not pairs:
         return []
-    similarity = _similarities(facts, pairs, embed)
+    similarity = _similarities(facts, pairs, embed, Fact.masked)
+    # The subject phrase (the value's clause) by meaning, as well as the whole sentence.
+    phrases = _similarities(facts, pairs, embed, Fact.masked_clause)
     conflicts: list[Conflict] = []
     seen: set[tuple[str, str, str, str]] = set()
-    for (i, j), dense in zip(pairs, similarity, strict=True):
+    for (i, j), dense, phrase in zip(pairs, similarity, phrases, strict=True):
         a, b = facts[i], facts[j]
         if not compatible_roles(a.role, b.role):
             continue
         lexical = subject_score(a, b, idf)
         linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
-        if linked and (_same_topic(a, b) or dense >= LINKED_SIMILARITY):
+        if linked and (_same_topic(a, b) or max(dense, phrase) >= LINKED_SIMILARITY):
             # A resolved ticket answered from this very section, with another value of the
             # same kind: the planted case, worded as differently as you like.
             conflict = _judge(a, b)
@@ -590,7 +669,8 @@ def find_conflicts(
             # One knowledge base is written to agree with itself; two of its articles that
             # share a verb ("retries a failed payment", "retries a failed event") are mostly
             # about different things, so only a close match of subjects counts there.
-            if lexical < SUBJECT_OVERLAP_ARTICLES:
+            by_meaning = phrase >= ARTICLE_PHRASE_SIMILARITY and _headings_meet(a, b)
+            if lexical < SUBJECT_OVERLAP_ARTICLES and not by_meaning:
                 continue
         else:
             floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
@@ -625,25 +705,37 @@ def _same_topic(a: Fact, b: Fact) -> bool:
 
 
 def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
-    if a.doc_id == b.doc_id or a.dimension != b.dimension or a.value == b.value:
+    if a.doc_id == b.doc_id or a.dimension != b.dimension:
+        return False
+    if a.value == b.value and not by_kind(a, b):
         return False
     if a.conditions != b.conditions:
         return False  # "one segment holds 160", "four segments hold 612": two conditions
     if a.listed or b.listed:
         return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
+    if by_kind(a, b):
+        return True  # a schedule and a delay: no number of the one is a case of the other
     # Both documents state both values somewhere: cases, not a disagreement.
     values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
     values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}
     return not ({a.value, b.value} <= values_a or {a.value, b.value} <= values_b)
 
 
+def _headings_meet(a: Fact, b: Fact) -> bool:
+    """True when the two sections' headings share a word stem ("renewal", "renewing")."""
+    return any(x[:5] == y[:5] for x in a.heading for y in b.heading if min(len(x), len(y)) >= 4)
+
+
 def _similarities(
-    facts: Sequence[Fact], pairs: Sequence[tuple[int, int]], embed: Embed | None
+    facts: Sequence[Fact],
+    pairs: Sequence[tuple[int, int]],
+    embed: Embed | None,
+    text: Callable[[Fact], str],
 ) -> list[float]:
     if embed is None:
         return [0.0] * len(pairs)
     used = sorted({k for pair in pairs for k in pair})
-    vectors = embed([facts[k].masked() for k in used])
+    vectors = embed([text(facts[k]) for k in used])
     row = {k: n for n, k in enumerate(used)}
     out = []
     for i, j in pairs:
@@ -679,7 +771,7 @@ def _order(a: Fact, b: Fact) -> tuple[Fact, Fact]:
 
 
 def stated_by(text: str, fact: Fact) -> bool:
-    """True when ``text`` gives the value of ``fact`` (in any unit of its dimension)."""
-    return any(
-        q.dimension == fact.dimension and q.base_value == fact.value for q in quantities(text)
-    )
+    """True when ``text`` gives the value of ``fact`` (in any unit of its dimension; a
+    schedule as a schedule)."""
+    found = frequencies(text) if fact.role == "frequency" else quantities(text)
+    return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from supportagent.agent.facts import (
     Conflict,
     Fact,
+    Links,
     extract_facts,
     find_conflicts,
     quantities,
@@ -75,7 +76,13 @@ class OfflineEngine:
         # The demo makes the drafter ask for a tool it must never get, to show the gate.
         self.demo_forbidden_post = demo_forbidden_post
         self.embed = embed
+        self.links: Links | None = None
         self.classifier = classifier or Classifier()
+
+    def use_links(self, links: Links | None) -> None:
+        """Hold a resolved ticket against the articles it links to (the pipeline passes the
+        knowledge's links), as the checks do, so the drafter quotes both sides they see."""
+        self.links = links
 
     def use_embedder(self, embed: Embed | None) -> None:
         """Rank sentences by meaning with ``embed`` (the pipeline passes the knowledge's)."""
@@ -97,7 +104,7 @@ class OfflineEngine:
         units = [u for u in evidence_units(evidence) if not dropped.intersection(u.sentences)]
         scorer = UnitScorer(ticket, questions, units, evidence, self.embed)
         chosen, answers, unanswered = _choose(questions, scorer)
-        chosen = _with_other_sides(chosen, units, evidence, ticket, self.embed)
+        chosen = _with_other_sides(chosen, units, evidence, ticket, self.embed, self.links)
         # Reviewers read the units in the order of the questions they answer.
         sentences = tuple(
             DraftSentence(text, (s.unit.passage_id,)) for s in chosen for text in s.unit.sentences
@@ -277,6 +284,7 @@ def _with_other_sides(
     evidence: Sequence[Hit],
     ticket: Ticket,
     embed: Embed | None,
+    links: Links | None = None,
 ) -> list[Scored]:
     """Where a chosen unit states one side of a conflict, quote the other side next to it.
 
@@ -284,7 +292,7 @@ def _with_other_sides(
     exception the draft cites both the rule and the exception, the one that fits the ticket
     first.
     """
-    conflicts = find_conflicts(extract_facts(h.passage for h in evidence), embed=embed)
+    conflicts = find_conflicts(extract_facts(h.passage for h in evidence), embed=embed, links=links)
     if not conflicts:
         return chosen
     out = list(chosen)

@@ -1,0 +1,168 @@
+"""Conflicts found by meaning: schedules against delays, two articles that word one rule
+differently, a resolved ticket that paraphrases its article; and what must stay apart."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from drafting import hits, minilm
+from supportagent.agent.facts import extract_facts, find_conflicts, frequencies
+from supportagent.agent.grounding import check_grounding, exception_flags
+from supportagent.domain import DocKind, Draft, DraftSentence, Passage, Ticket, resolved_body
+from supportagent.engines.offline import OfflineEngine
+
+
+def kb(doc_id: str, heading: str, text: str, title: str = "Guide") -> Passage:
+    slug = heading.lower().replace(" ", "-")
+    return Passage(f"{doc_id}#{slug}", doc_id, DocKind.KB, title, (heading,), text)
+
+
+def resolved(rid: str, question: str, answer: str) -> Passage:
+    return Passage(
+        f"{rid}#answer", rid, DocKind.RESOLVED, question, (), resolved_body(question, answer)
+    )
+
+
+def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
+    known = links or {}
+    return find_conflicts(
+        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
+    )
+
+
+def test_schedules_read_as_a_period() -> None:
+    assert [(q.raw, q.value, q.unit) for q in frequencies("sent twice a month, every Friday")] == [
+        ("twice a month", Decimal("0.5"), "month"),
+        ("every Friday", Decimal(1), "week"),
+    ]
+    assert [q.raw for q in frequencies("Backups run nightly.")] == ["nightly"]
+    assert frequencies("The report covers the whole month.") == []
+
+
+def test_a_schedule_against_a_delay_for_the_same_event_conflicts() -> None:
+    article = kb(
+        "kb-usage",
+        "Usage statements",
+        "Your usage statement is e-mailed to the account owner 3 days after the month closes.",
+        title="Usage and billing",
+    )
+    ticket = resolved(
+        "RT-41",
+        "When will I see the usage numbers?",
+        "The usage statement lands in the owner's inbox once a week, on Fridays.",
+    )
+    [conflict] = conflicts_of(article, ticket, links={"RT-41": ("kb-usage",)})
+    assert conflict.kind == "contradiction"
+    assert {conflict.general.quantity.raw, conflict.specific.quantity.raw} == {
+        "3 days",
+        "once a week",
+    }
+    # Either side stated alone escalates.
+    for side in conflict.sides:
+        draft = Draft((DraftSentence(side.sentence, (side.passage_id,)),), 0.9)
+        verdict = check_grounding(draft, [article, ticket], conflicts=[conflict])
+        assert [p.code for p in verdict.problems] == ["conflicting_evidence"]
+
+
+def test_two_articles_that_word_one_rule_differently_conflict() -> None:
+    pausing = kb(
+        "kb-subscriptions",
+        "Pausing a subscription",
+        "A subscription can be paused for up to 3 months before it is cancelled.",
+    )
+    paused = kb(
+        "kb-account-settings",
+        "Paused subscriptions",
+        "Customers may put their subscription on hold for at most 6 weeks.",
+    )
+    [conflict] = conflicts_of(pausing, paused)
+    assert conflict.kind == "contradiction"
+    assert {conflict.general.doc_id, conflict.specific.doc_id} == {
+        "kb-subscriptions",
+        "kb-account-settings",
+    }
+
+
+def test_a_resolved_ticket_that_paraphrases_its_article_conflicts() -> None:
+    article = kb(
+        "kb-tickets",
+        "Reopening",
+        "A closed ticket can be reopened up to 5 times by the requester.",
+        title="Ticket lifecycle",
+    )
+    ticket = resolved(
+        "RT-42",
+        "Our customer keeps bringing back the same case - is there a cap?",
+        "A requester can bring a closed ticket back two times; after that they open a new one.",
+    )
+    [conflict] = conflicts_of(article, ticket, links={"RT-42": ("kb-tickets",)})
+    assert conflict.kind == "contradiction"
+    assert {conflict.general.quantity.raw, conflict.specific.quantity.raw} == {
+        "5 times",
+        "two times",
+    }
+
+
+def test_a_scoped_schedule_is_an_exception_drafted_citing_both_and_flagged() -> None:
+    article = kb(
+        "kb-payouts",
+        "When payouts arrive",
+        "Sales income is paid out to your bank 2 business days after each order ships.",
+        title="Payouts",
+    )
+    ticket = resolved(
+        "RT-43",
+        "We are on the Starter plan. When does the money from sales get to our bank?",
+        "Because you are on Starter, sales income goes to your bank once a week, every "
+        "Tuesday, for the orders of the week before.",
+    )
+    links = {"RT-43": ("kb-payouts",)}
+    [conflict] = conflicts_of(article, ticket, links=links)
+    assert (conflict.kind, conflict.general.doc_id, conflict.specific.doc_id) == (
+        "exception",
+        "kb-payouts",
+        "RT-43",
+    )
+    assert conflict.specific.scope == ("plan:starter",)
+    one_sided = Draft((DraftSentence(conflict.specific.sentence, (ticket.id,)),), 0.9)
+    verdict = check_grounding(one_sided, [article, ticket], conflicts=[conflict])
+    assert [p.code for p in verdict.problems] == ["one_sided_exception"]
+    # The offline drafter, told the links, quotes the rule and the exception together.
+    engine = OfflineEngine(embed=minilm().embed)
+    engine.use_links(lambda d: links.get(d, ()))
+    draft = engine.draft(
+        Ticket("T-1", "Payout timing", "How soon after an order ships are we paid?"),
+        hits(article, ticket),
+    )
+    cited = {c for s in draft.sentences for c in s.citations}
+    assert {article.id, ticket.id} <= cited
+    assert check_grounding(draft, [article, ticket], conflicts=[conflict]).passed
+    assert exception_flags(draft, [conflict]) == ("scoped_exception",)
+
+
+def test_facts_of_different_subjects_do_not_conflict() -> None:
+    # Two articles, one schedule and one deadline, worded alike but about different things.
+    usage = kb(
+        "kb-limits",
+        "Checking your usage",
+        "The usage page is refreshed once an hour.",
+    )
+    incidents = kb(
+        "kb-status",
+        "During an incident",
+        "We post the first update on the status page within 15 minutes of an incident.",
+    )
+    assert conflicts_of(usage, incidents) == []
+    # A resolved ticket and the article it links to, each with a value about another thing.
+    article = kb(
+        "kb-billing",
+        "Refunds",
+        "A refund reaches the customer's card 5 days after it is approved.",
+        title="Billing",
+    )
+    ticket = resolved(
+        "RT-44",
+        "How often do invoices go out?",
+        "Invoices are e-mailed to the billing contact every Monday.",
+    )
+    assert conflicts_of(article, ticket, links={"RT-44": ("kb-billing",)}) == []
