@@ -103,6 +103,30 @@ def test_a_resolved_ticket_that_paraphrases_its_article_conflicts() -> None:
     }
 
 
+def test_a_value_buried_in_a_long_answer_still_conflicts() -> None:
+    # The resolved answer's sentence is mostly about that customer's account; the clause
+    # that holds its value says the same thing as the article in other words.
+    article = kb(
+        "kb-invites",
+        "Joining",
+        "An invitation link expires 7 days after it is sent.",
+        title="Team members",
+    )
+    ticket = resolved(
+        "RT-45",
+        "A new colleague says her link is dead",
+        "Your billing owner, Priya, and the seat count all look right on our side, and the "
+        "audit trail shows nothing odd for your hygienist - but an invite link stops working "
+        "3 days after it is sent.",
+    )
+    [conflict] = conflicts_of(article, ticket, links={"RT-45": ("kb-invites",)})
+    assert conflict.kind == "contradiction"
+    assert {conflict.general.quantity.raw, conflict.specific.quantity.raw} == {
+        "7 days",
+        "3 days",
+    }
+
+
 def test_a_scoped_schedule_is_an_exception_drafted_citing_both_and_flagged() -> None:
     article = kb(
         "kb-payouts",
