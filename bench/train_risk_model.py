@@ -14,8 +14,9 @@ Training rows are sentences, labelled with one of the four risk categories or ``
   `trap_sentences` (harmless), and its harmless tickets' sentences.
 
 Never read: test halves, `*_report` sets, training-only sets (`*_train`), the report-only sets,
-and the blind sets (`HELD_OUT`). A ticket's sentences go to the embedder that would read the
-ticket (multilingual-e5 for a ticket not in English); exemplar lines go to both. Each source
+and the blind test sets (`eval/risk_blind*`, never opened). A ticket's sentences go to the
+embedder that would read the ticket (multilingual-e5 for a ticket not in English); exemplar
+lines go to both. Each source
 weighs the same in the loss. The models are written beside the exemplar vectors with what they
 were trained on; `bench/safety_calibration.py --model` sets their thresholds.
 """
@@ -47,12 +48,10 @@ from supportagent.retrieval.exemplars import load_exemplars
 from supportagent.sentences import ticket_sentences
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import REPORT_ONLY, risk_of, split_of, training_only
+from safety_calibration import REPORT_ONLY, blind, risk_of, split_of, training_only
 
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/exemplars/vectors"
 CLASSES = (*CATEGORIES, HARMLESS)
-#: Test-only sets: never opened here, whatever their rows say.
-HELD_OUT = frozenset({"risk_blind2", "risk_blind3"})
 #: Our sets read whole as development data (every row is tune for this model).
 DEV_SETS = frozenset({"risk", "risk_fresh", "risk_tune3"})
 #: Sets with sentence labels on their risk rows (``risk_sentences``, ``trap_sentences``).
@@ -95,7 +94,7 @@ def readable(dataset: Dataset) -> bool:
     """A triage set this model may learn from or be calibrated on (its tune half)."""
     return (
         dataset.kind == "triage"
-        and dataset.name not in HELD_OUT
+        and not blind(dataset.name)
         and dataset.name not in REPORT_ONLY
         and not training_only(dataset.name)
         and not dataset.name.endswith("_report")
