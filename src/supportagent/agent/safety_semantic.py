@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
+import numpy.typing as npt
 
 from supportagent.agent.safety_model import RiskModel, shipped_risk_model
 from supportagent.domain import Ticket
@@ -38,6 +39,8 @@ BENIGN = "benign"
 THRESHOLDS_FILE = "safety_semantic.toml"
 ENGLISH = "en"
 
+#: Per sentence, whether something fires.
+Mask = npt.NDArray[np.bool_]
 #: ``language_of(text)`` -> an ISO 639-1 code, or None when it cannot tell.
 LanguageOf = Callable[[str], str | None]
 
@@ -83,20 +86,20 @@ class SentenceScores:
     #: Per category, the learned model's probability a sentence (empty without a model).
     probability: dict[str, Vectors] = dataclasses.field(default_factory=dict)
 
-    def by_exemplars(self, category: str, limit: Threshold) -> Vectors:
+    def by_exemplars(self, category: str, limit: Threshold) -> Mask:
         """Per sentence, whether the nearest exemplars fire ``category``."""
         if category not in self.similarity:
             return np.zeros(len(self.units), dtype=bool)
-        passes: Vectors = (self.similarity[category] >= limit.similarity) & (
+        passes: Mask = (self.similarity[category] >= limit.similarity) & (
             self.margin[category] >= limit.margin
         )
         return passes
 
-    def by_model(self, category: str, limit: Threshold) -> Vectors:
+    def by_model(self, category: str, limit: Threshold) -> Mask:
         """Per sentence, whether the learned model fires ``category``."""
         if limit.probability is None or category not in self.probability:
             return np.zeros(len(self.units), dtype=bool)
-        passes: Vectors = self.probability[category] >= limit.probability
+        passes: Mask = self.probability[category] >= limit.probability
         return passes
 
     def fires(self, category: str, limit: Threshold) -> bool:
