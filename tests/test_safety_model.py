@@ -75,8 +75,11 @@ def detector() -> SemanticSafety:
 def test_paraphrases_are_in_no_training_file() -> None:
     known = {" ".join(t.split()).casefold() for t in load_exemplars("safety").texts}
     known |= {" ".join(t.split()).casefold() for t in load_exemplars("triage").texts}
+    # Our sets the model may learn from; the blind test sets are never opened.
     corpus = " ".join(
-        path.read_text(encoding="utf-8").casefold() for path in (ROOT / "eval").glob("*/*.jsonl")
+        path.read_text(encoding="utf-8").casefold()
+        for path in (ROOT / "eval").glob("*/*.jsonl")
+        if not path.parent.name.startswith("risk_blind")
     )
     written = [t for texts in PARAPHRASES.values() for t in texts]
     for text in [*written, *LOOK_ALIKES, LONG_TICKET]:
