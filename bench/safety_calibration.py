@@ -1,13 +1,16 @@
 """Calibrate the semantic safety detector's thresholds on tune data; report on test data.
 
-    python bench/safety_calibration.py [--split tune|test] [--write]
+    python bench/safety_calibration.py [--split tune|test] [--write] [--model]
 
 Reads every triage set it finds (our own `eval/` sets by their `split` field; public sets split
 by a hash of the id, `evals.catalog.hash_split`), scores every ticket's sentences against the
 safety exemplars, and for each category and embedder picks the loosest thresholds whose false
 alarms on harmless tickets stay within a budget, maximising recall. `--write` stores them in
 `src/supportagent/agent/safety_semantic.toml`. With `--split test` it applies the current
-thresholds to the test halves and prints recall and false alarms, per set.
+thresholds to the test halves and prints recall and false alarms, per set. With `--model`,
+the exemplars' thresholds stay as they are and the learned model's probability thresholds are
+chosen under the same budgets, for the exemplars and the model together
+(`bench/risk_model_cv.py`, which scores every tune ticket with a model trained without it).
 
 Positives: rows with `expected_safety` (a safety category); Banking77's fraud and security
 intents, mapped below. Harmless: rows with no risk at all (no `expected_safety`, and not a
@@ -210,6 +213,48 @@ def calibrate(scored: Scored) -> dict[str, dict[str, Threshold]]:
     return chosen
 
 
+def choose_probability(
+    positives: np.ndarray,
+    ordinary: np.ndarray,
+    hard: np.ndarray,
+    category: str,
+    *,
+    already: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[float, float, float] | None:
+    """The learned model's threshold for ``category``: each array holds a ticket's highest
+    probability over its sentences; ``already`` says, per ticket of the same three pools,
+    whether the exemplars fire, so that the two together stay within both budgets. The best
+    recall, then the fewest alarms; among thresholds equal on both, the loosest for self-harm
+    (near the threshold, escalate) and the strictest for the rest. Returns (threshold,
+    recall, alarms) or None when no threshold keeps within budget."""
+    if len(positives) == 0:
+        return None
+    base = already or tuple(np.zeros(len(a), dtype=bool) for a in (positives, ordinary, hard))
+    # Where the exemplars alone already spend more than a budget, the model may add nothing.
+    budget_ordinary = max(
+        ORDINARY_BUDGET[category], float(np.mean(base[1])) if len(ordinary) else 0
+    )
+    budget_hard = max(HARD_BUDGET[category], float(np.mean(base[2])) if len(hard) else 0)
+    best: tuple[float, float, float] | None = None
+    for p in np.round(np.arange(0.05, 1.0, 0.01), 2):
+        rates = [
+            float(np.mean(fired | (values >= p))) if len(values) else 0.0
+            for values, fired in zip((positives, ordinary, hard), base, strict=True)
+        ]
+        recall, alarm_ordinary, alarm_hard = rates
+        if alarm_ordinary > budget_ordinary or alarm_hard > budget_hard:
+            continue
+        alarms = alarm_ordinary + alarm_hard
+        loosest = category == "self_harm_risk"
+        if (
+            best is None
+            or (recall, -alarms) > (best[1], -best[2])
+            or ((recall, -alarms) == (best[1], -best[2]) and not loosest)
+        ):
+            best = (float(p), recall, alarms)
+    return best
+
+
 def _rate(values: list[SentenceScores], category: str, limit: Threshold) -> float:
     if not values:
         return 0.0
@@ -243,12 +288,16 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
         "# Semantic safety thresholds per embedder and category (agent/safety_semantic.py).",
         "# Written by bench/safety_calibration.py --write from the tune halves; do not hand-tune",
         "# on test data. A category fires when a sentence reaches `similarity` (mean of its two",
-        "# nearest exemplars) and beats the two nearest hard negatives by `margin`.",
+        "# nearest exemplars) and beats the two nearest hard negatives by `margin`, or when",
+        "# the learned model (agent/safety_model.py) gives it at least `probability`",
+        "# (bench/safety_calibration.py --model).",
     ]
     for model, table in thresholds.items():
         lines.append(f"\n[{model}]")
         for category, limit in table.items():
             values = f"similarity = {limit.similarity:.2f}, margin = {limit.margin:.2f}"
+            if limit.probability is not None:
+                values += f", probability = {limit.probability:.2f}"
             lines.append(f"{category} = {{ {values} }}")
     THRESHOLDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {THRESHOLDS_PATH}")
@@ -314,7 +363,17 @@ def main() -> None:
     parser.add_argument("--split", choices=("tune", "test"), default="tune")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--cache", type=Path, help="keep the scores here between runs")
+    parser.add_argument(
+        "--model", action="store_true", help="calibrate the learned model's probabilities"
+    )
     args = parser.parse_args()
+    if args.model:
+        from risk_model_cv import calibrate_shipped
+
+        thresholds = calibrate_shipped(args.cache)
+        if args.write:
+            write(thresholds)
+        return
     detector = default_semantic_safety()
     if detector is None:
         sys.exit("the semantic detector is not available")

@@ -235,10 +235,16 @@ def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None)
     rule = next((r for r in table if r.category == finding.category and r.auto_escalate), None)
     severity = rule.severity if rule else "high"
     reason_code = rule.reason_code if rule else f"safety_{finding.category}"
+    learned = (
+        ""
+        if finding.probability is None
+        else f"; the learned model gives it {finding.probability:.2f}"
+    )
+    fired_by = f", fired by the {finding.fired_by}" if finding.fired_by else ""
     explanation = (
         f"the sentence {_clip(finding.sentence)!r} reads like {finding.exemplar!r} "
         f"(similarity {finding.similarity:.2f}, {finding.margin:+.2f} against the nearest "
-        f"harmless example; model {finding.model})"
+        f"harmless example{learned}; model {finding.model}{fired_by})"
     )
     return SafetyResult(
         category=finding.category,

@@ -7,11 +7,15 @@ and with harmless ones: hard negatives (``benign.txt``: "this bug is killing me"
 about security features) and the classifier's exemplars of ordinary tickets. A category fires
 when a sentence is close enough to its exemplars and closer to them than to any harmless one,
 by thresholds calibrated on data (``safety_semantic.toml``, set by
-``bench/safety_calibration.py``).
+``bench/safety_calibration.py``). Beside the exemplars, a learned model per embedder
+(``safety_model``) gives each sentence a probability per category; a category also fires when
+that probability reaches its calibrated threshold, so a risk worded unlike any exemplar can
+still be caught.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -19,7 +23,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
+import numpy.typing as npt
 
+from supportagent.agent.safety_model import RiskModel, shipped_risk_model
 from supportagent.domain import Ticket
 from supportagent.language import language_of
 from supportagent.retrieval.dense import OnnxMiniLM, Vectors
@@ -33,6 +39,8 @@ BENIGN = "benign"
 THRESHOLDS_FILE = "safety_semantic.toml"
 ENGLISH = "en"
 
+#: Per sentence, whether something fires.
+Mask = npt.NDArray[np.bool_]
 #: ``language_of(text)`` -> an ISO 639-1 code, or None when it cannot tell.
 LanguageOf = Callable[[str], str | None]
 
@@ -40,10 +48,12 @@ LanguageOf = Callable[[str], str | None]
 @dataclass(frozen=True, slots=True)
 class Threshold:
     """A category fires when a sentence's similarity reaches ``similarity`` and beats the
-    nearest hard negatives by at least ``margin``."""
+    nearest hard negatives by at least ``margin``, or when the learned model gives it at least
+    ``probability`` (None: the model does not decide)."""
 
     similarity: float
     margin: float
+    probability: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +67,10 @@ class Finding:
     exemplar: str
     model: str
     fired: bool
+    #: The learned model's probability of the category for ``sentence`` (None without one).
+    probability: float | None = None
+    #: What fired: ``exemplars``, ``model``, ``exemplars and model``, or "" when nothing did.
+    fired_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +83,29 @@ class SentenceScores:
     sims: Vectors
     similarity: dict[str, Vectors]
     margin: dict[str, Vectors]
+    #: Per category, the learned model's probability a sentence (empty without a model).
+    probability: dict[str, Vectors] = dataclasses.field(default_factory=dict)
 
-    def fires(self, category: str, limit: Threshold) -> bool:
+    def by_exemplars(self, category: str, limit: Threshold) -> Mask:
+        """Per sentence, whether the nearest exemplars fire ``category``."""
         if category not in self.similarity:
-            return False
-        passes = (self.similarity[category] >= limit.similarity) & (
+            return np.zeros(len(self.units), dtype=bool)
+        passes: Mask = (self.similarity[category] >= limit.similarity) & (
             self.margin[category] >= limit.margin
         )
-        return bool(passes.any())
+        return passes
+
+    def by_model(self, category: str, limit: Threshold) -> Mask:
+        """Per sentence, whether the learned model fires ``category``."""
+        if limit.probability is None or category not in self.probability:
+            return np.zeros(len(self.units), dtype=bool)
+        passes: Mask = self.probability[category] >= limit.probability
+        return passes
+
+    def fires(self, category: str, limit: Threshold) -> bool:
+        return bool(
+            self.by_exemplars(category, limit).any() or self.by_model(category, limit).any()
+        )
 
 
 def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
@@ -96,7 +125,12 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
         for category, values in table.items():
             if category not in CATEGORIES:
                 raise ValueError(f"{THRESHOLDS_FILE}: unknown category {category!r}")
-            out[model][category] = Threshold(float(values["similarity"]), float(values["margin"]))
+            probability = values.get("probability")
+            out[model][category] = Threshold(
+                float(values["similarity"]),
+                float(values["margin"]),
+                None if probability is None else float(probability),
+            )
     return out
 
 
@@ -116,6 +150,7 @@ class SemanticSafety:
         negatives: Mapping[str, ExemplarIndex] | None = None,
         language_of: LanguageOf | None = None,
         thresholds: Mapping[str, Mapping[str, Threshold]] | None = None,
+        models: Mapping[str, RiskModel] | None = None,
     ) -> None:
         self.indexes = {"minilm": english, **({"e5": multilingual} if multilingual else {})}
         #: Per embedder, more harmless text (the classifier's exemplars: questions, bug
@@ -123,6 +158,8 @@ class SemanticSafety:
         self.negatives = dict(negatives or {})
         self.language_of = language_of
         self.thresholds = thresholds if thresholds is not None else _default_thresholds()
+        #: Per embedder, the learned model over sentence vectors (none: exemplars alone).
+        self.models = dict(models or {})
 
     def model_for(self, ticket: Ticket) -> str:
         """``e5`` for a ticket not in English (when it is installed), else ``minilm``."""
@@ -138,7 +175,11 @@ class SemanticSafety:
         index = self.indexes[model]
         if not units:
             return SentenceScores(model, index, [], np.zeros((0, 0), np.float32), {}, {})
-        vectors = index.embed(units)
+        return self.scores_of(model, units, index.embed(units))
+
+    def scores_of(self, model: str, units: list[str], vectors: Vectors) -> SentenceScores:
+        """:meth:`scores` for sentences already embedded under ``model``."""
+        index = self.indexes[model]
         sims = index.similarities(vectors)
         by_label = index.label_scores(sims)
         benign = by_label[BENIGN]
@@ -148,7 +189,13 @@ class SemanticSafety:
             benign = np.maximum.reduce([benign, *harmless])
         similarity = {c: by_label[c] for c in CATEGORIES if c in by_label}
         margin = {c: v - benign for c, v in similarity.items()}
-        return SentenceScores(model, index, units, sims, similarity, margin)
+        learned = self.models.get(model)
+        probability = {}
+        if learned is not None:
+            probability = {
+                c: v for c, v in learned.probabilities(vectors).items() if c in CATEGORIES
+            }
+        return SentenceScores(model, index, units, sims, similarity, margin, probability)
 
     def findings(self, ticket: Ticket, sentences: Sequence[str] | None = None) -> list[Finding]:
         """For each category, the closest sentence of ``ticket``, most severe category first."""
@@ -160,11 +207,24 @@ class SemanticSafety:
                 continue
             similarity, margin = scored.similarity[category], scored.margin[category]
             limit = limits[category]
-            passes = (similarity >= limit.similarity) & (margin >= limit.margin)
-            # The deciding sentence: the firing one that is closest, else the closest overall.
-            pool = np.flatnonzero(passes) if passes.any() else np.arange(len(scored.units))
-            best = int(pool[int(np.argmax(similarity[pool]))])
+            by_exemplars = scored.by_exemplars(category, limit)
+            by_model = scored.by_model(category, limit)
+            probability = scored.probability.get(category)
+            # The deciding sentence: the closest one the exemplars fire on, else the one the
+            # model is surest of among those it fires on, else the closest overall.
+            if by_exemplars.any():
+                pool, key = np.flatnonzero(by_exemplars), similarity
+            elif by_model.any() and probability is not None:
+                pool, key = np.flatnonzero(by_model), probability
+            else:
+                pool, key = np.arange(len(scored.units)), similarity
+            best = int(pool[int(np.argmax(key[pool]))])
             exemplar, _ = scored.index.nearest(scored.sims[best], category)
+            fired_by = " and ".join(
+                name
+                for name, hits in (("exemplars", by_exemplars), ("model", by_model))
+                if hits[best]
+            ) or ("exemplars" if by_exemplars.any() else "model" if by_model.any() else "")
             out.append(
                 Finding(
                     category,
@@ -173,7 +233,9 @@ class SemanticSafety:
                     scored.units[best],
                     exemplar,
                     scored.index.model_id,
-                    bool(passes.any()),
+                    bool(by_exemplars.any() or by_model.any()),
+                    None if probability is None else round(float(probability[best]), 4),
+                    fired_by,
                 )
             )
         return out
@@ -186,15 +248,22 @@ class SemanticSafety:
 @functools.cache
 def default_semantic_safety() -> SemanticSafety:
     """MiniLM for English, multilingual-e5 for the rest when its package is installed; the
-    classifier's exemplars as more harmless examples. Built once per process."""
+    classifier's exemplars as more harmless examples; the shipped learned model per embedder.
+    Built once per process."""
     safety, triage = load_exemplars("safety"), load_exemplars("triage")
     minilm = OnnxMiniLM()
     negatives = {"minilm": ExemplarIndex(triage, minilm)}
+    models = {"minilm": shipped_risk_model(minilm.model_id)}
     multilingual = None
     if multilingual_available():
         e5 = MultilingualE5()
         multilingual = ExemplarIndex(safety, e5)
         negatives["e5"] = ExemplarIndex(triage, e5)
+        models["e5"] = shipped_risk_model(e5.model_id)
     return SemanticSafety(
-        ExemplarIndex(safety, minilm), multilingual, negatives=negatives, language_of=language_of
+        ExemplarIndex(safety, minilm),
+        multilingual,
+        negatives=negatives,
+        language_of=language_of,
+        models={name: m for name, m in models.items() if m is not None},
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -107,17 +107,27 @@ class TriageModel:
         return {bucket: float(v) for bucket, v in zip(BUCKETS, p, strict=True)}
 
     def save(self, path: Path) -> None:
-        meta = json.dumps(self.meta, sort_keys=True)
-        np.savez(path, weights=self.weights, bias=self.bias, meta=np.asarray(meta))
+        save_linear(path, self.weights, self.bias, self.meta)
 
     @classmethod
     def load(cls, path: Path | None = None) -> TriageModel:
         source: Any = path or resources.files("supportagent.engines").joinpath(MODEL_FILE)
-        with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
-            weights = np.asarray(data["weights"], dtype=np.float32)
-            bias = np.asarray(data["bias"], dtype=np.float32)
-            meta = json.loads(str(data["meta"]))
-        return cls(weights, bias, meta)
+        return cls(*load_linear(source))
+
+
+def save_linear(path: Path, weights: Vector, bias: Vector, meta: dict[str, Any]) -> None:
+    """A linear model's weights, biases and JSON metadata in one ``.npz`` file."""
+    text = json.dumps(meta, sort_keys=True)
+    np.savez(path, weights=weights, bias=bias, meta=np.asarray(text))
+
+
+def load_linear(source: Any) -> tuple[Vector, Vector, dict[str, Any]]:
+    """What :func:`save_linear` wrote; ``source`` is a path or a package resource."""
+    with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+        weights = np.asarray(data["weights"], dtype=np.float32)
+        bias = np.asarray(data["bias"], dtype=np.float32)
+        meta = json.loads(str(data["meta"]))
+    return weights, bias, meta
 
 
 @functools.cache
@@ -127,26 +137,31 @@ def default_model() -> TriageModel:
 
 def train(
     features: Vector,
-    labels: Sequence[Bucket],
+    labels: Sequence[Hashable],
     groups: Sequence[str],
     *,
+    classes: Sequence[Hashable] = BUCKETS,
+    group_share: dict[str, float] | None = None,
     l2: float = 1e-3,
     epochs: int = 1200,
     rate: float = 4.0,
 ) -> tuple[Vector, Vector]:
-    """Multinomial logistic regression by full-batch gradient descent; every group (a data
-    set) carries the same total weight, whatever its size. Deterministic."""
+    """Multinomial logistic regression by full-batch gradient descent over ``classes`` (the
+    triage buckets unless told); every group (a data set) carries the same total weight,
+    whatever its size, or the share ``group_share`` gives it. Deterministic."""
     d = features.shape[1]
-    y = np.asarray([BUCKETS.index(b) for b in labels])
-    onehot = np.eye(len(BUCKETS), dtype=np.float64)[y]
+    order = {c: i for i, c in enumerate(classes)}
+    y = np.asarray([order[b] for b in labels])
+    onehot = np.eye(len(classes), dtype=np.float64)[y]
     sizes: dict[str, int] = {}
     for g in groups:
         sizes[g] = sizes.get(g, 0) + 1
-    w = np.asarray([1.0 / sizes[g] for g in groups], dtype=np.float64)
+    share = group_share or {}
+    w = np.asarray([share.get(g, 1.0) / sizes[g] for g in groups], dtype=np.float64)
     w = (w / w.sum())[:, None]
     x = features.astype(np.float64)
-    weights = np.zeros((d, len(BUCKETS)))
-    bias = np.zeros(len(BUCKETS))
+    weights = np.zeros((d, len(classes)))
+    bias = np.zeros(len(classes))
     for _ in range(epochs):
         z = x @ weights + bias
         z -= z.max(axis=1, keepdims=True)

@@ -88,7 +88,8 @@ def load_exemplars(group: str, root: Path | None = None) -> ExemplarSet:
     return parse_exemplars(group, files)
 
 
-def _vector_file(group: str, model_id: str) -> str:
+def vector_file_stem(group: str, model_id: str) -> str:
+    """The file name (without suffix) of data shipped for ``group`` under ``model_id``."""
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model_id)
     return f"{group}--{safe}"
 
@@ -96,7 +97,7 @@ def _vector_file(group: str, model_id: str) -> str:
 def shipped_vectors(exemplars: ExemplarSet, model_id: str) -> Vectors | None:
     """The packaged vectors of ``exemplars`` under ``model_id``, if they are current."""
     folder = resources.files(EXEMPLARS_PACKAGE).joinpath(EXEMPLARS_DIR, VECTORS_DIR)
-    name = _vector_file(exemplars.group, model_id)
+    name = vector_file_stem(exemplars.group, model_id)
     meta_file, data_file = folder.joinpath(name + ".json"), folder.joinpath(name + ".npy")
     try:
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
@@ -114,7 +115,7 @@ def shipped_vectors(exemplars: ExemplarSet, model_id: str) -> Vectors | None:
 def write_vectors(exemplars: ExemplarSet, model_id: str, vectors: Vectors, folder: Path) -> Path:
     """Store vectors for shipping (float16 halves the size; cosines move by under 0.001)."""
     folder.mkdir(parents=True, exist_ok=True)
-    name = _vector_file(exemplars.group, model_id)
+    name = vector_file_stem(exemplars.group, model_id)
     np.save(folder / f"{name}.npy", vectors.astype(np.float16), allow_pickle=False)
     meta = {"group": exemplars.group, "model_id": model_id, "digest": exemplars.digest}
     (folder / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
