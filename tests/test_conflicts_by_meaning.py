@@ -39,6 +39,12 @@ def test_schedules_read_as_a_period() -> None:
     assert frequencies("The report covers the whole month.") == []
 
 
+def test_a_period_word_before_a_noun_names_a_thing_not_a_schedule() -> None:
+    assert frequencies("Monthly plans can be cancelled at any time.") == []
+    assert frequencies("The weekly report is a PDF; yearly pricing saves 15%.") == []
+    assert [q.raw for q in frequencies("Invoices are sent monthly, on the 1st.")] == ["monthly"]
+
+
 def test_a_schedule_against_a_delay_for_the_same_event_conflicts() -> None:
     article = kb(
         "kb-usage",

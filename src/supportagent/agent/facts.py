@@ -211,7 +211,11 @@ _ADVERBS = "|".join(w for w in _PERIOD_OF if w.endswith("ly"))
 _FREQUENCY_PHRASE = re.compile(
     rf"\b(?:(once|twice|three times|four times)\s+(?:a|an|per|each|every)\s+({_PERIOD_WORDS})"
     rf"|(?:every|each)\s+({_PERIOD_WORDS})s?"
-    rf"|({_ADVERBS}))\b",
+    # "billed monthly", "runs nightly": a schedule. Before a noun the word names a thing
+    # ("Monthly plans", "the weekly report is a PDF"), and says nothing about when.
+    rf"|({_ADVERBS})(?!\s+(?:plans?|subscriptions?|billing|prices?|pricing|fees?|rates?|costs?"
+    rf"|charges?|totals?|limits?|quotas?|allowances?|caps?|tiers?|reports?|summary|summaries"
+    rf"|digests?|newsletters?|customers?|users?|members?|accounts?)\b))\b",
     re.IGNORECASE,
 )
 
