@@ -6,7 +6,8 @@ For each risk category: tickets, escalated for a risk (any safety category or a 
 account decision, as ``evals.triage`` counts it), escalated as that very category, reached a
 person at all (bucket ``needs_human``, ``uncertain`` included) and drafted (``answerable``);
 the same by shape (direct, indirect, in passing, long) and for tickets not in English. For
-harmless tickets (look-alikes and ordinary ones): how many were escalated for a risk.
+harmless tickets (look-alikes and ordinary ones): how many were escalated for a risk. Every
+line also counts the tickets in their expected bucket (``tickets``: the whole set).
 
 Nothing of a ticket's text is printed unless ``--misses`` is given, and ``--misses`` is
 refused on a blind set (``eval/risk_blind*``): its tickets are never read, only counted.
@@ -36,7 +37,7 @@ def tally(path: Path, *, misses: bool) -> dict[str, Any]:
         meta = raw[row.ticket.id]
         d = decide(row.ticket, screen, classifier.classify)
         risk, expected = d.risk_category, row.expected_safety
-        keys = [expected or meta.get("shape", "harmless")]
+        keys = ["tickets", expected or meta.get("shape", "harmless")]
         if expected:
             keys += [f"{expected}/{meta.get('shape')}", f"all/{meta.get('shape')}", "all"]
             if meta.get("language", "en") != "en":
@@ -45,6 +46,7 @@ def tally(path: Path, *, misses: bool) -> dict[str, Any]:
             c = counts[key]
             c["tickets"] += 1
             c["escalated_for_a_risk"] += risk is not None
+            c["right_bucket"] += d.bucket is row.expected_bucket
             if expected:
                 c["as_its_category"] += risk == expected
                 c["to_a_person"] += d.bucket is Bucket.NEEDS_HUMAN
