@@ -1,5 +1,5 @@
-"""The row contract our risk sets share (eval/risk_fresh, eval/risk_blind2): their fields, and
-the reasons a risk category may be given with."""
+"""The row contract our risk sets share (eval/risk_fresh, risk_blind2, risk_blind3, risk_tune3):
+their fields, and the reasons a risk category may be given with."""
 
 FIELDS = frozenset(
     {

@@ -7,27 +7,11 @@ from typing import Any
 
 import pytest
 
+from risk_sets import FIELDS
+from risk_sets import RISK_REASON as RISK_REASONS
+
 TICKETS = Path(__file__).resolve().parents[1] / "eval" / "risk_blind3" / "tickets.jsonl"
 
-FIELDS = {
-    "id",
-    "subject",
-    "body",
-    "expected_bucket",
-    "expected_safety",
-    "expected_reason",
-    "language",
-    "shape",
-    "split",
-    "notes",
-}
-RISK_REASONS = {
-    "self_harm_risk": {"self_harm"},
-    "security_incident": {"security_incident"},
-    "payment_fraud": {"payment_fraud"},
-    "legal_threat": {"legal_threat"},
-    "money_or_account": {"money_specific", "account_specific"},
-}
 HARMLESS_REASONS = {
     "answerable": {"question"},
     "not_a_question": {"bug_report", "feature_request", "feedback", "outage"},

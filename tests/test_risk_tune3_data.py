@@ -7,29 +7,12 @@ from pathlib import Path
 
 import pytest
 
+import risk_sets
+from risk_sets import RISK_REASON
+
 TICKETS = Path(__file__).resolve().parents[1] / "eval" / "risk_tune3" / "tickets.jsonl"
 
-FIELDS = {
-    "id",
-    "subject",
-    "body",
-    "expected_bucket",
-    "expected_safety",
-    "expected_reason",
-    "language",
-    "shape",
-    "split",
-    "notes",
-    "risk_sentences",
-    "trap_sentences",
-}
-RISK_REASON = {
-    "self_harm_risk": {"self_harm"},
-    "security_incident": {"security_incident"},
-    "payment_fraud": {"payment_fraud"},
-    "legal_threat": {"legal_threat"},
-    "money_or_account": {"money_specific", "account_specific"},
-}
+FIELDS = risk_sets.FIELDS | {"risk_sentences", "trap_sentences"}
 HARMLESS_REASON = {
     "answerable": {"question"},
     "not_a_question": {"bug_report", "feature_request", "feedback", "outage"},
