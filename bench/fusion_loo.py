@@ -122,6 +122,21 @@ def _cloze_gap_ratio(view: CorpusView) -> float:
     return _mean_gap(arrays, starts, "body") / max(_mean_gap(arrays, starts, "dense"), 1e-9)
 
 
+def loo_folders(shared: Path, data: Path) -> dict[str, Path]:
+    """The retrieval sets of the leave-one-dataset-out runs, by name: StackFAQ, the demo's eval
+    set, Brightwrench's, and every BEIR folder under ``data`` (the fetched public sets)."""
+    root = Path(__file__).resolve().parents[1]
+    folders = {
+        "stackfaq": shared / "stackfaq",
+        "demo-eval": demo_path() / "eval",
+        "brightwrench": root / "eval" / "brightwrench" / "retrieval",
+    }
+    for path in sorted(data.iterdir()):
+        if (path / "corpus.jsonl").is_file():
+            folders[path.name] = path
+    return folders
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cache", type=Path)
@@ -130,15 +145,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--no-final", action="store_true", help="skip the eval retrieval runs")
     args = parser.parse_args()
-    root = Path(__file__).resolve().parents[1]
-    folders = {
-        "stackfaq": args.shared / "stackfaq",
-        "demo-eval": demo_path() / "eval",
-        "brightwrench": root / "eval" / "brightwrench" / "retrieval",
-    }
-    for path in sorted(args.data.iterdir()):
-        if (path / "corpus.jsonl").is_file():
-            folders[path.name] = path
+    folders = loo_folders(args.shared, args.data)
     results: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{args.cache or Path(tmp) / 'loo.db'}")

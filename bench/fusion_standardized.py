@@ -36,14 +36,13 @@ from itertools import product
 from pathlib import Path
 
 import numpy as np
-from fusion_loo import SIGNALS, Scored
+from fusion_loo import SIGNALS, Scored, loo_folders
 
 from supportagent.agent.knowledge import build_embedder
 from supportagent.config import Settings
 from supportagent.retrieval.eval import read_beir
 from supportagent.retrieval.fusion import DEFAULT_LEXICAL_TRUST, DEFAULT_WEIGHTS
 from supportagent.retrieval.retriever import HybridRetriever
-from supportagent.runtime import demo_path
 from supportagent.store.embeddings import StoreVectorCache
 from supportagent.store.store import Store
 
@@ -94,15 +93,7 @@ def leave_one_out(
 
 
 def build_scores(args: argparse.Namespace) -> dict[str, Scored]:
-    root = Path(__file__).resolve().parents[1]
-    folders = {
-        "stackfaq": args.shared / "stackfaq",
-        "demo-eval": demo_path() / "eval",
-        "brightwrench": root / "eval" / "brightwrench" / "retrieval",
-    }
-    for path in sorted(args.data.iterdir()):
-        if (path / "corpus.jsonl").is_file():
-            folders[path.name] = path
+    folders = loo_folders(args.shared, args.data)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{args.cache or Path(tmp) / 'loo.db'}")
         store.migrate()

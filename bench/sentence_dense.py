@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-from fusion_loo import SIGNALS, Scored
+from fusion_loo import SIGNALS, Scored, loo_folders
 
 from supportagent.agent.knowledge import build_embedder
 from supportagent.config import Settings
@@ -58,7 +58,6 @@ from supportagent.retrieval.eval import read_beir
 from supportagent.retrieval.fusion import DEFAULT_LEXICAL_TRUST, DEFAULT_WEIGHTS
 from supportagent.retrieval.passages import _MARKUP
 from supportagent.retrieval.retriever import HybridRetriever
-from supportagent.runtime import demo_path
 from supportagent.store.embeddings import StoreVectorCache
 from supportagent.store.store import Store
 
@@ -168,15 +167,7 @@ def variants() -> dict[str, list[tuple[object, dict[str, float]]]]:
 
 
 def build(args: argparse.Namespace) -> tuple[dict[str, Scored], dict[str, dict[str, float]]]:
-    root = Path(__file__).resolve().parents[1]
-    folders = {
-        "stackfaq": args.shared / "stackfaq",
-        "demo-eval": demo_path() / "eval",
-        "brightwrench": root / "eval" / "brightwrench" / "retrieval",
-    }
-    for path in sorted(args.data.iterdir()):
-        if (path / "corpus.jsonl").is_file():
-            folders[path.name] = path
+    folders = loo_folders(args.shared, args.data)
     scored, costs = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{args.cache or Path(tmp) / 'sent.db'}")
