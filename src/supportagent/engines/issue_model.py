@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import re
 import zlib
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import Ticket
+from supportagent.engines.triage_model import load_linear, save_linear
 from supportagent.retrieval.dense import Embedder
 from supportagent.textnorm import has_code, prose
 
@@ -159,17 +159,13 @@ class IssueModel:
         return float(1.0 / (1.0 + np.exp(-z)))
 
     def save(self, path: Path) -> None:
-        meta = json.dumps(self.meta, sort_keys=True)
-        np.savez(path, weights=self.weights, bias=np.float32(self.bias), meta=np.asarray(meta))
+        save_linear(path, self.weights, np.asarray(self.bias, dtype=np.float32), self.meta)
 
     @classmethod
     def load(cls, path: Path | None = None) -> IssueModel:
         source: Any = path or resources.files("supportagent.engines").joinpath(MODEL_FILE)
-        with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
-            weights = np.asarray(data["weights"], dtype=np.float32)
-            bias = float(data["bias"])
-            meta = json.loads(str(data["meta"]))
-        return cls(weights, bias, meta)
+        weights, bias, meta = load_linear(source)
+        return cls(weights, float(bias), meta)
 
 
 @functools.cache
