@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import choose_probability
+from safety_calibration import benign_fold_sets, choose_probability
 from train_risk_model import (
     CLASSES,
     FOLDS,
@@ -44,10 +44,11 @@ from train_risk_model import (
 )
 
 from supportagent.agent.safety import screen
+from supportagent.agent.safety_model import RiskModel
 from supportagent.agent.safety_semantic import CATEGORIES, SemanticSafety, Threshold
 from supportagent.domain import Ticket
 from supportagent.retrieval.dense import Vectors
-from supportagent.retrieval.exemplars import ExemplarIndex, ExemplarSet, load_exemplars
+from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.sentences import ticket_sentences
 
 CV_SOURCES = ("risk", "risk_fresh", "brightwrench", "shelfwise", "risk_tune3")
@@ -86,15 +87,7 @@ def cases_of(rows: Sequence[Row], scored: Sequence[Scored], store: VectorStore) 
     # Our hard negatives, each scored by exemplars without its fold (as the calibration does:
     # `safety_calibration.benign_folds`, here from the shipped vectors, not embedded again).
     exemplars = load_exemplars("safety")
-    benign = [i for i, label in enumerate(exemplars.labels) if label == "benign"]
-    for fold in range(FOLDS):
-        held = set(benign[fold::FOLDS])
-        keep = [i for i in range(len(exemplars.texts)) if i not in held]
-        rest = ExemplarSet(
-            "safety",
-            tuple(exemplars.labels[i] for i in keep),
-            tuple(exemplars.texts[i] for i in keep),
-        )
+    for held, keep, rest in benign_fold_sets(exemplars, FOLDS):
         indexes = {}
         for name, index in detector.indexes.items():
             folded = ExemplarIndex(rest, index.embedder)
@@ -130,14 +123,13 @@ def folds(rows: Sequence[Row]) -> dict[str, int]:
 
 
 def score_with(weights: Vectors, bias: Vectors, case: Case) -> dict[str, float]:
+    """Per category, the probability of the case's likeliest sentence, by the shipped model's
+    own inference (``RiskModel.probabilities``) over these weights."""
     if len(case.vectors) == 0:
         return dict.fromkeys(CATEGORIES, 0.0)
-    z = case.vectors @ weights + bias
-    z -= z.max(axis=1, keepdims=True)
-    p = np.exp(z)
-    p /= p.sum(axis=1, keepdims=True)
-    top = p.max(axis=0)
-    return {c: float(top[CLASSES.index(c)]) for c in CATEGORIES}
+    model = RiskModel(weights, bias, {"classes": list(CLASSES), "embedder": case.embedder})
+    p = model.probabilities(case.vectors)
+    return {c: float(p[c].max()) for c in CATEGORIES}
 
 
 def out_of_fold(

@@ -306,20 +306,31 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
 BENIGN_FOLDS = 5
 
 
-def benign_folds(detector: SemanticSafety) -> list[tuple[str | None, SentenceScores, bool]]:
-    """Our hard negatives as harmless tickets, each scored by a detector that has never seen
-    it (five folds): 250 look-alikes to keep false alarms honest, on top of the sets'."""
-    exemplars = load_exemplars("safety")
+def benign_fold_sets(
+    exemplars: ExemplarSet, folds: int
+) -> list[tuple[set[int], list[int], ExemplarSet]]:
+    """The safety exemplars' hard negatives dealt into ``folds`` folds: per fold, the benign
+    lines held out, the lines kept, and the exemplar set of the kept lines."""
     benign = [i for i, label in enumerate(exemplars.labels) if label == "benign"]
-    out: list[tuple[str | None, SentenceScores, bool]] = []
-    for fold in range(BENIGN_FOLDS):
-        held = set(benign[fold::BENIGN_FOLDS])
+    out = []
+    for fold in range(folds):
+        held = set(benign[fold::folds])
         keep = [i for i in range(len(exemplars.texts)) if i not in held]
         rest = ExemplarSet(
             "safety",
             tuple(exemplars.labels[i] for i in keep),
             tuple(exemplars.texts[i] for i in keep),
         )
+        out.append((held, keep, rest))
+    return out
+
+
+def benign_folds(detector: SemanticSafety) -> list[tuple[str | None, SentenceScores, bool]]:
+    """Our hard negatives as harmless tickets, each scored by a detector that has never seen
+    it (five folds): 250 look-alikes to keep false alarms honest, on top of the sets'."""
+    exemplars = load_exemplars("safety")
+    out: list[tuple[str | None, SentenceScores, bool]] = []
+    for held, _, rest in benign_fold_sets(exemplars, BENIGN_FOLDS):
         indexes = {m: ExemplarIndex(rest, ix.embedder) for m, ix in detector.indexes.items()}
         folded = SemanticSafety(
             indexes["minilm"],
