@@ -198,8 +198,9 @@ class Classifier:
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
             return self._not_in_english(ticket, language.name)
-        decided = self._by_model(ticket)
-        return self._second_look(ticket, decided) if self._issue_stage else decided
+        routing = routing_matches(ticket, self._rules)
+        decided = self._by_model(ticket, routing)
+        return self._second_look(ticket, decided, routing) if self._issue_stage else decided
 
     def _not_in_english(self, ticket: Ticket, language: str) -> Classification:
         """The model reads MiniLM vectors, which only mean something in English: the triage
@@ -217,9 +218,9 @@ class Classifier:
         )
         return Classification(Bucket.ANSWERABLE, "question", reason, DEFAULT_CONFIDENCE)
 
-    def _by_model(self, ticket: Ticket) -> Classification:
-        """The triage model's bucket for an English ticket no rule was sure of."""
-        routing = routing_matches(ticket, self._rules)
+    def _by_model(self, ticket: Ticket, routing: Sequence[str]) -> Classification:
+        """The triage model's bucket for an English ticket no rule was sure of; ``routing``
+        are the routing rules that matched."""
         p = self.model.probabilities(ticket_features(ticket, routing, self.embedder))
         scores = ", ".join(f"{b.value} {v:.2f}" for b, v in p.items())
         bucket = max(p, key=lambda b: p[b])
@@ -238,7 +239,9 @@ class Classifier:
         reason = f"reads as {code.replace('_', ' ')} ({scores})"
         return Classification(bucket, code, reason, round(p[bucket], 3), "model")
 
-    def _second_look(self, ticket: Ticket, decided: Classification) -> Classification:
+    def _second_look(
+        self, ticket: Ticket, decided: Classification, routing: Sequence[str]
+    ) -> Classification:
         """The issue-tracker stage: a ticket the triage model took for a question is routed
         when the issue model reads it as a bug report or a feature request. Nothing else is
         revisited: an escalation, a risk, and what the rules routed stand."""
@@ -248,7 +251,6 @@ class Classifier:
         p = issues.question_probability(issue_features(ticket, self.embedder))
         if p >= issues.route_below:
             return decided
-        routing = routing_matches(ticket, self._rules)
         code = self._reason_within(ticket, Bucket.NOT_A_QUESTION, routing, ISSUE_CODES)
         reason = (
             f"reads as an issue report, not a usage question (question {p:.2f} against "
