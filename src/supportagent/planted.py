@@ -35,6 +35,7 @@ from supportagent.ruletable import (
     read_rule_file,
     rule_entry,
     rule_examples,
+    text_since,
 )
 from supportagent.textnorm import canonical, stripped_span
 
@@ -73,8 +74,7 @@ class PlantedRule:
 
 def _reported(text: str, start: int) -> bool:
     """True when the clause before ``start`` opens a condition or a report, or a quotation."""
-    breaks = list(_CLAUSE_BREAK.finditer(text, 0, start))
-    clause = text[breaks[-1].end() if breaks else 0 : start]
+    clause = text_since(_CLAUSE_BREAK, text, start)
     return bool(_CONDITION.search(clause)) or clause.count('"') % 2 == 1
 
 

@@ -99,6 +99,14 @@ def first_match(
     return None
 
 
+def text_since(boundary: re.Pattern[str], text: str, start: int) -> str:
+    """What of ``text`` before ``start`` follows the last ``boundary`` (a clause or sentence
+    break): the words a match's own clause has before it, where a negation, a condition or a
+    hypothetical that should void the match would stand."""
+    ends = [m.end() for m in boundary.finditer(text, 0, start)]
+    return text[ends[-1] if ends else 0 : start]
+
+
 def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[str], ...]:
     """An entry's ``patterns`` (regexes) and ``phrases`` (words), compiled; at least one."""
     sources: list[str] = []

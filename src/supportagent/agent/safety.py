@@ -25,6 +25,7 @@ from supportagent.ruletable import (
     read_rule_file,
     rule_entry,
     rule_examples,
+    text_since,
 )
 from supportagent.textnorm import prose
 
@@ -169,17 +170,14 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
 
 
 def _is_negated(text: str, start: int) -> bool:
-    before = text[:start]
-    breaks = list(_CLAUSE_BREAK.finditer(before))
-    clause = before[breaks[-1].end() :] if breaks else before
+    clause = text_since(_CLAUSE_BREAK, text, start)
     words = _WORD.findall(clause.lower())[-_NEGATION_WINDOW:]
     return any(word in _NEGATORS for word in words)
 
 
 def _is_hypothetical(text: str, start: int) -> bool:
     """True when the sentence up to ``start`` supposes rather than reports (see above)."""
-    sentence = _SENTENCE_BREAK.split(text[:start])[-1]
-    return _HYPOTHETICAL.search(sentence) is not None
+    return _HYPOTHETICAL.search(text_since(_SENTENCE_BREAK, text, start)) is not None
 
 
 def _clip(matched: str) -> str:

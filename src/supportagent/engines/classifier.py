@@ -31,6 +31,7 @@ from supportagent.ruletable import (
     read_rule_file,
     rule_entry,
     rule_examples,
+    text_since,
 )
 from supportagent.textnorm import canonical, prose
 
@@ -336,8 +337,7 @@ def _is_empty(ticket: Ticket) -> bool:
 
 
 def _in_hypothetical(text: str, start: int) -> bool:
-    clause = _CLAUSE_BREAK.split(text[:start])[-1]
-    return _CONDITIONAL.search(clause) is not None
+    return _CONDITIONAL.search(text_since(_CLAUSE_BREAK, text, start)) is not None
 
 
 def _asks_question(text: str) -> bool:
