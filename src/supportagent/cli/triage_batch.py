@@ -34,12 +34,17 @@ class Triager:
     """Triage tickets one by one against one knowledge base and one budget, logging each."""
 
     def __init__(self, settings: Settings) -> None:
-        from supportagent.runtime import open_store, run_budget
+        from supportagent.runtime import mapped_knowledge, open_store, run_budget
 
         self.settings = settings
         self.log_path = settings.resolved_triage_log()
-        store = open_store(settings)
-        self.knowledge: Knowledge = load_knowledge(store, settings)
+        # A triage writes nothing to the store (each ticket goes to a scratch store), so with
+        # the index warm the store is only read, without SQLAlchemy; otherwise it is opened,
+        # migrated if need be, and the index built.
+        knowledge = mapped_knowledge(settings)
+        if knowledge is None:
+            knowledge = load_knowledge(open_store(settings), settings)
+        self.knowledge: Knowledge = knowledge
         # One budget for the whole run: --max-api-calls caps a batch, not each ticket.
         self.budget: Budget = run_budget(settings)
         self.logged = 0
