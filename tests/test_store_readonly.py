@@ -99,3 +99,17 @@ def test_another_database_is_always_read_through_the_store(
     Knowledge.from_store(store, other)
     assert mapped_knowledge(other) is None
     store.close()
+
+
+def test_a_database_the_reader_cannot_read_is_left_to_the_store(settings: Settings) -> None:
+    import sqlite3
+
+    store = _demo_store(settings)
+    Knowledge.from_store(store, settings)
+    store.close()
+    path = settings.home / "supportagent.db"
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE documents RENAME COLUMN meta TO meta_renamed")
+    conn.commit()
+    conn.close()
+    assert mapped_knowledge(settings) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,7 +68,10 @@ def mapped_knowledge(settings: Settings) -> Knowledge | None:
     store = open_readonly(settings.home / "supportagent.db")
     if store is None:
         return None
-    knowledge = Knowledge.from_readonly(store, settings)
+    try:
+        knowledge = Knowledge.from_readonly(store, settings)
+    except sqlite3.Error:  # the Store reads it again, and says what is wrong if it still is
+        knowledge = None
     if knowledge is None:
         store.close()
     # Otherwise the store stays open for the process: its embedding cache is read at search.
