@@ -107,8 +107,7 @@ def test_more_than_that_is_quoted_with_the_sentence_it_points_back_at() -> None:
 def test_older_than_gives_the_oldest_version_that_works() -> None:
     passage = kb(
         "kb-till",
-        "The current release is 4.1. Releases older than 3.2 can no longer connect to the "
-        "ovens.",
+        "The current release is 4.1. Releases older than 3.2 can no longer connect to the ovens.",
         heading="Till app",
         title="The till app",
     )
