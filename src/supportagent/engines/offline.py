@@ -288,9 +288,13 @@ def _rival(
         same_kind = {value for value in theirs if value[0] in kinds}
         if not same_kind or same_kind & mine:
             continue  # nothing to compare, or the same value: no disagreement
-        if (scorer.alike(best.unit, other.unit) or 0.0) >= RIVAL_SIMILARITY or _linked(
-            best.unit, other.unit, links
-        ):
+        if _linked(best.unit, other.unit, links):
+            return other
+        # Alike by meaning, and sharing a word with the question: "failed deliveries are
+        # retried over 24 hours" is alike "parcels that arrive later" by meaning only.
+        if (scorer.alike(best.unit, other.unit) or 0.0) >= RIVAL_SIMILARITY and scorer.lexical(
+            best.question, scorer.units.index(other.unit)
+        ) > 0:
             return other
     return None
 
