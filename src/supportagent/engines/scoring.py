@@ -164,6 +164,7 @@ class UnitScorer:
             for q in self.questions
         ]
         self._unit_terms = [set(tokenize(u.text)) for u in self.units]
+        self._unit_families = [{_family(t) for t in terms} - {""} for terms in self._unit_terms]
         # A sentence is read under its section's heading, which often names what the sentence
         # leaves unsaid ("Security keys ... protect you" under "How we protect you from
         # phishing"), and so does its article's title ("Texts are never sent at night" in
@@ -267,8 +268,14 @@ class UnitScorer:
         if total <= 0:
             return 0.0
         own, heading = self._unit_terms[u], self._heading_terms[u]
-        found = sum(w for t, w in weights.items() if t in own)
-        found += HEADING_TERMS * sum(w for t, w in weights.items() if t in heading)
+        families = self._unit_families[u]
+        # A word of one family counts as the word ("connect" for "connections").
+        found = 0.0
+        for term, weight in weights.items():
+            if term in own or _family(term) in families:
+                found += weight
+            elif term in heading:
+                found += HEADING_TERMS * weight
         return found / total
 
     def names(self, unit: Unit) -> tuple[frozenset[str], frozenset[str]]:
@@ -523,6 +530,16 @@ def _initials_tail(words: Sequence[str], short: str) -> str:
     if len(tail) == n and "".join(w[0] for w in tail).upper() == short.upper():
         return " ".join(tail)
     return ""
+
+
+#: Words of one family share their first letters: "connect", "connection", "connector".
+FAMILY_PREFIX = 6
+
+
+def _family(term: str) -> str:
+    """The family of a stemmed term (its first ``FAMILY_PREFIX`` letters), or empty for a
+    term too short to tell ("order" and "ordinal" are not one family)."""
+    return term[:FAMILY_PREFIX] if len(term) > FAMILY_PREFIX else ""
 
 
 def _article_title(unit: Unit) -> str:
