@@ -265,3 +265,41 @@ def test_a_sentence_and_the_one_pointing_back_answer_together() -> None:
         passage,
     )
     assert any("99.5%" in s for s in got) and any("credit of 5%" in s for s in got)
+
+
+def test_a_word_of_one_family_counts_in_the_terms() -> None:
+    passage = kb("kb-sites", "Each bakery site includes 3 oven connections.")
+    ticket = Ticket("T-1", "Ovens", "How many ovens can we connect?")
+    units = evidence_units(hits(passage))
+    scorer = UnitScorer(ticket, ticket_questions(ticket), units, hits(passage), None)
+    alone = UnitScorer(
+        Ticket("T-2", "Ovens", "How many ovens are there?"),
+        ticket_questions(Ticket("T-2", "Ovens", "How many ovens are there?")),
+        units,
+        hits(passage),
+        None,
+    )
+    assert scorer.lexical(0, 0) > alone.lexical(0, 0) > 0
+
+
+def test_another_value_alike_by_meaning_only_is_not_quoted_as_a_rival() -> None:
+    returns = kb(
+        "kb-returns",
+        "A return code is valid for 30 days; crates that arrive later are still taken in but "
+        "marked late.",
+        heading="Return codes",
+        title="Returns",
+    )
+    hooks = kb(
+        "kb-hooks",
+        "Failed deliveries are retried 8 times over 24 hours, with longer waits each time.",
+        heading="Retries",
+        title="Webhooks",
+    )
+    got = quoted(
+        "Late returns",
+        "How long does a return code stay valid before the crate is flagged?",
+        returns,
+        hooks,
+    )
+    assert not any("retried" in s for s in got)
