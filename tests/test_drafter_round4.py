@@ -303,3 +303,20 @@ def test_another_value_alike_by_meaning_only_is_not_quoted_as_a_rival() -> None:
         hooks,
     )
     assert not any("retried" in s for s in got)
+
+
+def test_a_yes_no_question_is_answered_by_whether_the_named_thing_is_supported() -> None:
+    passage = kb(
+        "kb-login",
+        "Staff sign in to the order portal with a password and a one-time code. The portal "
+        "works with any SAML 2.0 identity provider, such as your office directory. "
+        "Lightweight Directory Access Protocol is not supported.",
+        heading="Signing in",
+        title="Signing in",
+    )
+    got = quoted(
+        "Directory login",
+        "Our IT people run everything on LDAP. Can the bakers log in to the portal that way?",
+        passage,
+    )
+    assert got[0] == "Lightweight Directory Access Protocol is not supported."

@@ -369,6 +369,8 @@ class UnitScorer:
             base += TYPE_BONUS / 2
         if question.kind is AnswerKind.DURATION:
             base += _side_fit(question.text, unit.text)
+        if question.kind is AnswerKind.YES_NO and self._says_whether(q, unit):
+            base += TYPE_BONUS
         if unit.from_article:
             base += ARTICLE_BONUS
         base += self.scope_fit(unit)
@@ -377,6 +379,18 @@ class UnitScorer:
         base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
         floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
         return Scored(unit, q, round(base, 4), typed, base >= floor)
+
+    def _says_whether(self, q: int, unit: Unit) -> bool:
+        """True when ``unit`` says whether something the question names (or its spelled-out
+        form: "OIDC", "OpenID Connect") is supported or offered: "OpenID Connect is not
+        supported" answers "Can we connect with OIDC instead?"."""
+        if not _WHETHER.search(unit.text):
+            return False
+        question = self.questions[q]
+        asked = self._expand(f"{question.text} {question.context}").casefold()
+        return any(
+            len(name) > 2 and name in asked for name in (n.casefold() for n in _names_of(unit.text))
+        )
 
     def article_twin(self, scored: Scored) -> Scored | None:
         """An article unit that says what ``scored`` (from a resolved ticket) says."""
@@ -475,6 +489,20 @@ def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
             for text in texts
         )
     )
+
+
+#: A sentence that says whether a thing is there: "X is not supported", "Y is available".
+_WHETHER = re.compile(
+    r"\b(?:is|are)(?: not| no longer)? (?:supported|available|offered|included|possible)\b"
+    r"|\b(?:isn't|aren't) (?:supported|available|offered|included|possible)\b",
+    re.I,
+)
+#: Names in a sentence: capitalised words and runs of them ("OpenID Connect"), code.
+_NAME_RUN = re.compile(r"`[^`]+`|\b[A-Z][\w-]*(?: [A-Z][\w-]*)*")
+
+
+def _names_of(text: str) -> list[str]:
+    return [m.strip("`") for m in _NAME_RUN.findall(text)]
 
 
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
