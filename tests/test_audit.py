@@ -31,9 +31,10 @@ from supportagent.store.audit import (
     audit_head,
     event_hash,
     export_csv,
+    model_usage,
     read_events,
 )
-from supportagent.store.audit_payload import CSV_COLUMNS, ModelUsage, agent_payload, model_usage
+from supportagent.store.audit_payload import CSV_COLUMNS, ModelUsage, agent_payload
 from supportagent.store.audit_verify import verify
 from supportagent.store.llm_records import record_model_call
 from supportagent.store.store import Store

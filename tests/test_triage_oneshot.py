@@ -1,8 +1,10 @@
 """A one-shot ``supportagent triage --ticket`` decides as the pipeline does in process (issue 17).
 
 Start-up work is cut from the one-shot path (imports deferred, rule programs and corpus facts
-kept on disk), so this holds the command to the same bucket, reason and trace as
-``triage_text`` in a long-lived process, on demo tickets of each kind, with the index warm.
+kept on disk, the store read without SQLAlchemy and the ticket's run kept in a scratch store
+in memory), so this holds the command to the same bucket, reason and trace as
+``triage_text`` in a long-lived process over the ``Store``, on demo tickets of each kind,
+with the index warm; and the scratch store in memory to the SQLite one it replaced.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import load_settings
+from supportagent.domain import Ticket
 from supportagent.runtime import demo_path, load_demo, open_store
 from supportagent.triage import triage_text
 
@@ -53,7 +56,7 @@ def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield home
 
 
-def _cli(home: Path, text: str) -> dict[str, Any]:
+def _cli(home: Path, text: str, *python_options: str) -> tuple[dict[str, Any], str]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
@@ -62,7 +65,16 @@ def _cli(home: Path, text: str) -> dict[str, Any]:
         "SUPPORTAGENT_TRIAGE_LOG": "off",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "supportagent", "triage", "--json", "--ticket", text],
+        [
+            sys.executable,
+            *python_options,
+            "-m",
+            "supportagent",
+            "triage",
+            "--json",
+            "--ticket",
+            text,
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -72,7 +84,7 @@ def _cli(home: Path, text: str) -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
-    return result
+    return result, done.stderr
 
 
 def test_the_one_shot_command_matches_the_pipeline_in_process(
@@ -80,7 +92,7 @@ def test_the_one_shot_command_matches_the_pipeline_in_process(
 ) -> None:
     texts = {ticket_id: _ticket_text(ticket_id) for ticket_id in TICKETS}
     _cli(demo_home, texts[TICKETS[0]])  # the first run embeds the corpus and writes the index
-    from_cli = {ticket_id: _cli(demo_home, text) for ticket_id, text in texts.items()}
+    from_cli = {ticket_id: _cli(demo_home, text)[0] for ticket_id, text in texts.items()}
 
     monkeypatch.chdir(demo_home.parent)
     settings = load_settings(home=demo_home, engine="offline")
@@ -102,3 +114,39 @@ def test_the_one_shot_command_matches_the_pipeline_in_process(
             assert cli[key] == here[key], (ticket_id, key)
         assert _without_timings(cli["trace"]) == _without_timings(here["trace"]), ticket_id
         assert [event["stage"] for event in cli["trace"]][-1] == "stage"
+
+
+def test_a_warm_one_shot_triage_reads_the_store_without_sqlalchemy(demo_home: Path) -> None:
+    text = _ticket_text(TICKETS[0])
+    _cli(demo_home, text)  # warm: the index matches the documents
+    result, imports = _cli(demo_home, text, "-X", "importtime")
+    assert result["status"] == "pending_review"
+    assert "sqlalchemy" not in imports
+    assert "supportagent.store.readonly" in imports
+
+
+def test_the_scratch_store_in_memory_gives_what_the_sqlite_one_gave(
+    demo_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from supportagent import triage
+    from supportagent.store.store import Store
+
+    def sqlite_scratch(tickets: tuple[Ticket, ...]) -> Store:
+        store = Store("sqlite://")
+        store.migrate()
+        store.add_tickets(list(tickets))
+        return store
+
+    monkeypatch.chdir(demo_home.parent)
+    settings = load_settings(home=demo_home, engine="offline")
+    store = open_store(settings)
+    knowledge = Knowledge.from_store(store, settings)
+    texts = [_ticket_text(ticket_id) for ticket_id in TICKETS]
+    in_memory = [triage_text(settings, knowledge, text) for text in texts]
+    monkeypatch.setattr(triage, "ScratchStore", sqlite_scratch)
+    in_sqlite = [triage_text(settings, knowledge, text) for text in texts]
+    store.close()
+    for here, there in zip(in_memory, in_sqlite, strict=True):
+        assert _without_timings(here) == _without_timings(there), here["ticket_id"]
+        durations = [event["duration_ms"] for event in here["trace"]]
+        assert all(isinstance(d, float) for d in durations)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import sqlalchemy as sa
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
@@ -23,10 +22,11 @@ from supportagent.llm.budget import Budget
 from supportagent.llm.detect import probe_server
 from supportagent.llm.profiles import Probe, key_configured, resolve_endpoint
 from supportagent.store.audit_seal import AuditSeal, key_problem
-from supportagent.store.store import Store
+from supportagent.store.records import PipelineStore
 
 if TYPE_CHECKING:
     from supportagent.ingest import IngestProblem
+    from supportagent.store.store import Store
 
 
 def open_store(settings: Settings) -> Store:
@@ -36,6 +36,8 @@ def open_store(settings: Settings) -> Store:
     a database SupportAgent does not support, or an audit key that is too short. Failures of
     the database itself are SQLAlchemy errors, which the edge describes (``store/failures``).
     """
+    from supportagent.store.store import Store  # SQLAlchemy: not for a triage of a warm index
+
     seal = audit_seal(settings)
     url = settings.resolved_database_url()
     _check_backend(url)
@@ -47,6 +49,33 @@ def open_store(settings: Settings) -> Store:
     store = Store(url, audit=seal)
     store.migrate()
     return store
+
+
+def mapped_knowledge(settings: Settings) -> Knowledge | None:
+    """The knowledge of the data directory's SQLite store read without writing to it, when
+    the index on disk is that of its documents; None when the store must be opened
+    (``open_store``): another database, one not created or not fully migrated yet, an index
+    missing or out of date (opening the store builds it, filling the embedding cache).
+
+    For a one-shot ``triage``, which writes nothing to the store when its index is warm: this
+    way it imports no SQLAlchemy (``store/readonly.py``, docs/scaling.md).
+    """
+    from supportagent.store.readonly import open_readonly
+
+    if settings.database_url is not None:
+        return None  # PostgreSQL, or a file another data directory may share: the Store's
+    audit_seal(settings)  # an unusable audit key is refused here too, as by open_store
+    store = open_readonly(settings.home / "supportagent.db")
+    if store is None:
+        return None
+    try:
+        knowledge = Knowledge.from_readonly(store, settings)
+    except sqlite3.Error:  # the Store reads it again, and says what is wrong if it still is
+        knowledge = None
+    if knowledge is None:
+        store.close()
+    # Otherwise the store stays open for the process: its embedding cache is read at search.
+    return knowledge
 
 
 def audit_seal(settings: Settings) -> AuditSeal:
@@ -65,6 +94,8 @@ _BACKENDS = ("sqlite", "postgresql")
 
 
 def _check_backend(url: str) -> None:
+    import sqlalchemy as sa
+
     try:
         backend = sa.engine.make_url(url).get_backend_name()
     except sa.exc.ArgumentError:
@@ -149,14 +180,18 @@ def usage_summary(engine: Engine) -> str | None:
 
 def build_pipeline(
     settings: Settings,
-    store: Store,
+    store: PipelineStore,
     engine: Engine,
     knowledge: Knowledge | None = None,
     *,
     demo_forbidden_post: bool = False,
 ) -> Pipeline:
     """The pipeline the settings describe; ``demo_forbidden_post`` asks for the decoy tool at
-    the first step of every ticket (the engine's drafter asks again when it drafts)."""
+    the first step of every ticket (the engine's drafter asks again when it drafts).
+
+    ``store``: a ``Store``, or the one-shot triage's ``ScratchStore`` with ``knowledge`` given
+    and the offline engine (a model's response cache and the knowledge's documents are read
+    from a ``Store``)."""
     config = PipelineConfig(
         max_revisions=settings.max_revisions,
         max_reformulations=settings.max_reformulations,
@@ -170,9 +205,17 @@ def build_pipeline(
     if llm is not None and isinstance(engine, llm.LLMEngine):
         from supportagent.store.llm_records import StoreResponseCache
 
-        engine.use_cache(StoreResponseCache(store))  # the same question twice costs one call
-    knowledge = knowledge or Knowledge.from_store(store, settings)
+        engine.use_cache(StoreResponseCache(_sql_store(store)))  # a question twice: one call
+    knowledge = knowledge or Knowledge.from_store(_sql_store(store), settings)
     return Pipeline(store, knowledge, engine, config, build_screen(settings))
+
+
+def _sql_store(store: PipelineStore) -> Store:
+    from supportagent.store.store import Store
+
+    if not isinstance(store, Store):
+        raise TypeError(f"a Store is needed here, not {type(store).__name__}")
+    return store
 
 
 def build_screen(settings: Settings) -> Callable[[Ticket], SafetyResult]:

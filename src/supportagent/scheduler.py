@@ -34,6 +34,7 @@ from supportagent.run_report import (
 )
 from supportagent.store.claims import Claim, Claims, StaleAttemptError
 from supportagent.store.failures import describe_database_failure
+from supportagent.store.store import Store
 
 __all__ = ["ERRORS", "INBOX_EMPTY", "STOPPED", "Caps", "RunSummary", "Scheduler", "run_inbox"]
 
@@ -60,6 +61,15 @@ class _Slot:
     claim: Claim
     stage: str
     started: float
+
+
+def store_of(pipeline: Pipeline) -> Store:
+    """The database the pipeline writes to, where tickets are claimed: a ``Store`` (only the
+    one-shot ``triage`` runs a pipeline over a scratch store, and never schedules it)."""
+    store = pipeline.store
+    if not isinstance(store, Store):
+        raise TypeError(f"a scheduler needs a Store, not {type(store).__name__}")
+    return store
 
 
 class Scheduler:
@@ -93,7 +103,8 @@ class Scheduler:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.pipeline = pipeline
-        self.claims = claims or Claims(pipeline.store)
+        self.store = store_of(pipeline)
+        self.claims = claims or Claims(self.store)
         self.concurrency = concurrency
         self.caps = caps or Caps()
         engine_budget = getattr(pipeline.engine, "budget", None)
@@ -187,7 +198,7 @@ class Scheduler:
             if not self.follow:
                 raise
             # A worker outlives a database restart; its leases protect the tickets meanwhile.
-            why = describe_database_failure(exc, self.pipeline.store.url)
+            why = describe_database_failure(exc, self.store.url)
             self._on_event(f"database unavailable: {why} Trying again.")
             self._next_look = now + self.poll_seconds
         if not self._slots and self._stopping is not None:
@@ -316,7 +327,7 @@ class Scheduler:
         # A database error's own text holds the SQL and its parameters (ticket text): never
         # repeat it; say what failed instead.
         if isinstance(error, sa.exc.SQLAlchemyError):
-            return describe_database_failure(error, self.pipeline.store.url)
+            return describe_database_failure(error, self.store.url)
         return f"{type(error).__name__}: {error}"
 
     def _release(self, claim: Claim) -> None:
@@ -324,7 +335,7 @@ class Scheduler:
         try:
             self.claims.release(claim)
         except sa.exc.DBAPIError as exc:
-            why = describe_database_failure(exc, self.pipeline.store.url)
+            why = describe_database_failure(exc, self.store.url)
             self._on_event(f"{claim.ticket_id}: could not release its claim: {why}")
 
     def _renew(self) -> None:
@@ -416,7 +427,7 @@ def run_inbox(
     """
     scheduler = Scheduler(
         pipeline,
-        claims=Claims(pipeline.store, lease_seconds=lease_seconds),
+        claims=Claims(store_of(pipeline), lease_seconds=lease_seconds),
         concurrency=concurrency,
         caps=Caps(max_tickets=max_tickets),
         budget=budget,

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
 from supportagent.domain import Ticket
+from supportagent.engines.offline import OfflineEngine
 from supportagent.llm.budget import Budget
 from supportagent.runtime import build_engine, build_pipeline
+from supportagent.store.scratch import ScratchStore
 from supportagent.store.serde import draft_to_json, safety_to_json
-from supportagent.store.store import Store
+
+if TYPE_CHECKING:
+    from supportagent.store.store import Store
 
 
 def triage_text(
@@ -25,18 +29,27 @@ def triage_text(
     """Run ``text`` through the pipeline against ``knowledge``; return the structured result.
 
     The ticket lives in a private in-memory store, so a one-shot question leaves no trace in
-    the team's inbox. ``budget``: the run's, when the caller has one (the web app), so that
-    one-shot questions count against the same caps; default: the settings' caps, afresh.
-    ``ticket_id``: the ticket's own id (a row of ``triage --batch``); default: one made from
-    the text.
+    the team's inbox: kept in Python objects for the offline engine (``store/scratch.py``), in
+    an in-memory SQLite database for a model engine, whose response cache is kept in a
+    ``Store`` (the same question twice in one run costs one call). ``budget``: the run's, when
+    the caller has one (the web app), so that one-shot questions count against the same caps;
+    default: the settings' caps, afresh. ``ticket_id``: the ticket's own id (a row of
+    ``triage --batch``); default: one made from the text.
     """
     text = text.strip()
     subject, _, body = text.partition("\n")
     ticket_id = ticket_id or "TRIAGE-" + hashlib.sha256(text.encode()).hexdigest()[:12]
-    scratch = Store("sqlite://")
-    scratch.migrate()
-    scratch.add_tickets([Ticket(ticket_id, subject[:200], body if body else subject)])
+    ticket = Ticket(ticket_id, subject[:200], body if body else subject)
     engine = build_engine(settings, budget=budget)
+    scratch: ScratchStore | Store
+    if isinstance(engine, OfflineEngine):
+        scratch = ScratchStore((ticket,))
+    else:
+        from supportagent.store.store import Store  # SQLAlchemy: not for an offline triage
+
+        scratch = Store("sqlite://")
+        scratch.migrate()
+        scratch.add_tickets([ticket])
     pipeline = build_pipeline(settings, scratch, engine, knowledge)
     outcome = pipeline.run(ticket_id)
     trace = scratch.trace(ticket_id)

@@ -653,6 +653,7 @@ def find_conflicts(
     phrases = _similarities(facts, pairs, embed, Fact.masked_clause)
     conflicts: list[Conflict] = []
     seen: set[tuple[str, str, str, str]] = set()
+    closest = _closest_linked(facts, pairs, similarity, phrases, links)
     for (i, j), dense, phrase in zip(pairs, similarity, phrases, strict=True):
         a, b = facts[i], facts[j]
         if not compatible_roles(a.role, b.role):
@@ -662,6 +663,8 @@ def find_conflicts(
         if linked and (_same_topic(a, b) or max(dense, phrase) >= LINKED_SIMILARITY):
             # A resolved ticket answered from this very section, with another value of the
             # same kind: the planted case, worded as differently as you like.
+            if (i, j) not in closest:
+                continue  # the ticket's value disagrees with a closer one of the article
             conflict = _judge(a, b)
             if conflict is not None:
                 key = (a.passage_id, a.quantity.raw, b.passage_id, b.quantity.raw)
@@ -691,6 +694,37 @@ def find_conflicts(
     return conflicts
 
 
+def _closest_linked(
+    facts: Sequence[Fact],
+    pairs: Sequence[tuple[int, int]],
+    similarity: Sequence[float],
+    phrases: Sequence[float],
+    links: Links | None,
+) -> set[tuple[int, int]]:
+    """Of the pairs of a resolved ticket's fact and a fact of an article it links to that
+    are about one topic (below), the one per ticket fact whose sentence or clause is most
+    alike. A ticket's value answers one thing, so it can disagree with one of the article's
+    values, not with every duration the article lists ("kept for 24 months" is about the
+    movement history, not "the link works for 7 days" nor "label jobs: 90 days")."""
+    if links is None:
+        return set()
+    best: dict[int, tuple[float, tuple[int, int]]] = {}
+    for (i, j), dense, phrase in zip(pairs, similarity, phrases, strict=True):
+        a, b = facts[i], facts[j]
+        if not (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id)):
+            continue
+        alike = max(dense, phrase)
+        if not compatible_roles(a.role, b.role) or not (
+            _same_topic(a, b) or alike >= LINKED_SIMILARITY
+        ):
+            continue
+        ticket = i if a.kind is DocKind.RESOLVED else j if b.kind is DocKind.RESOLVED else -1
+        key = ticket if ticket >= 0 else -1 - len(best)  # two articles: each pair stands
+        if key not in best or alike > best[key][0]:
+            best[key] = (alike, (i, j))
+    return {pair for _, pair in best.values()}
+
+
 def _same_topic(a: Fact, b: Fact) -> bool:
     """True when the resolved ticket's text names the article section's subject (its
     heading, say "Trash") and, for a duration, its sentence shares a word with the section.
@@ -718,7 +752,17 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
     if a.listed or b.listed:
         return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
     if by_kind(a, b):
-        return True  # a schedule and a delay: no number of the one is a case of the other
+        # A schedule and a delay: no number of the one is a case of the other. Not a schedule
+        # that keeps a span its sentence gives ("reaches back 24 months; older entries are
+        # erased at the start of each month"): that sentence is about the span.
+        schedule = a if a.role == "frequency" else b
+        return not any(
+            f.passage_id == schedule.passage_id
+            and f.sentence == schedule.sentence
+            and f.role != "frequency"
+            and f.dimension == schedule.dimension
+            for f in facts
+        )
     # Both documents state both values somewhere: cases, not a disagreement.
     values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
     values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}

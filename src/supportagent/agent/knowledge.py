@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
@@ -28,10 +29,14 @@ from supportagent.retrieval.dense import (
     Vectors,
 )
 from supportagent.retrieval.fusion import Fusion
+from supportagent.retrieval.persisted import IndexNotCurrent
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.vectorlog import VectorLog
-from supportagent.store.embeddings import StoreVectorCache
-from supportagent.store.store import Store
+
+if TYPE_CHECKING:
+    from supportagent.store.readonly import ReadOnlyStore
+    from supportagent.store.records import DocumentSource
+    from supportagent.store.store import Store
 
 #: The offline embedder, unless a caller says otherwise (``None`` turns dense search off).
 DEFAULT_EMBEDDER = "default"
@@ -87,7 +92,10 @@ class Knowledge:
         fusion: Fusion | None = None,
         progress: Progress | None = None,
         index_dir: Path | None = None,
+        build_index: bool = True,
     ) -> None:
+        """``build_index=False``: map the index in ``index_dir`` or raise
+        ``IndexNotCurrent`` (see ``HybridRetriever``)."""
         if isinstance(embedder, str):
             if embedder != DEFAULT_EMBEDDER:
                 raise ValueError(f"unknown embedder {embedder!r}")
@@ -99,7 +107,12 @@ class Knowledge:
         self._index_dir = index_dir
         self._sentences: CachedEmbedder | None = None
         self.retriever = HybridRetriever(
-            documents, embedder=embedder, fusion=fusion, progress=progress, index_dir=index_dir
+            documents,
+            embedder=embedder,
+            fusion=fusion,
+            progress=progress,
+            index_dir=index_dir,
+            build_index=build_index,
         )
 
     @classmethod
@@ -114,6 +127,8 @@ class Knowledge:
 
         Without ``settings``, they are read from the environment and ``.env``.
         """
+        from supportagent.store.embeddings import StoreVectorCache  # SQLAlchemy, as the store
+
         settings = settings or load_settings()
         embedder = build_embedder(settings, StoreVectorCache(store))
         revision = store.document_revision()  # before reading: a later write is seen next time
@@ -123,7 +138,28 @@ class Knowledge:
         knowledge._synced_at, knowledge._revision = newest, revision
         return knowledge
 
-    def sync(self, store: Store) -> int:
+    @classmethod
+    def from_readonly(cls, store: ReadOnlyStore, settings: Settings) -> Knowledge | None:
+        """The documents of a store read without SQLAlchemy (``store/readonly.py``), when the
+        index on disk is theirs; None when it is not, and the caller must open the ``Store``
+        (which builds the index and fills the embedding cache).
+
+        The same documents, index and cached vectors as ``from_store``; what differs is only
+        that a vector the store's cache lacks is not written to it (``ReadOnlyVectorCache``).
+        """
+        from supportagent.store.readonly import ReadOnlyVectorCache
+
+        embedder = build_embedder(settings, ReadOnlyVectorCache(store))
+        documents, newest, revision = store.documents()
+        folder = index_folder(settings.home, embedder.model_id if embedder else None)
+        try:
+            knowledge = cls(documents, embedder=embedder, index_dir=folder, build_index=False)
+        except IndexNotCurrent:
+            return None
+        knowledge._synced_at, knowledge._revision = newest, revision
+        return knowledge
+
+    def sync(self, store: DocumentSource) -> int:
         """Add what other processes wrote to ``store`` since the last look; returns how many.
 
         The pipeline calls this before each ticket, so a worker finds an answer approved in

@@ -40,8 +40,8 @@ from supportagent.engines.base import Engine, MeteredEngine
 from supportagent.errors import ModelError, UserError
 from supportagent.language import detect_language, language_name
 from supportagent.planted import find_flags
+from supportagent.store.records import AttemptHistory, PipelineStore, TraceBatch
 from supportagent.store.serde import draft_to_json, hit_to_json, safety_to_json
-from supportagent.store.store import AttemptHistory, Store, TraceBatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ class _Trace:
 
     def __init__(
         self,
-        store: Store,
+        store: PipelineStore,
         ticket_id: str,
         attempt: int,
         conceal: Callable[[str], str] | None = None,
@@ -130,7 +130,7 @@ class Pipeline:
 
     def __init__(
         self,
-        store: Store,
+        store: PipelineStore,
         knowledge: Knowledge,
         engine: Engine,
         config: PipelineConfig | None = None,

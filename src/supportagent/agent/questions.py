@@ -147,13 +147,21 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             r"\bhow long\b|\bfor how long\b|\bhow soon\b|\bhow quickly\b|\bhow often\b|"
             r"\bhow many (?:days|hours|minutes|seconds|weeks|months|years)\b|"
             r"\bwhen (?:does|do|will) .{0,40}\b(?:expire|stop|end|run out|time out)\b|"
-            r"\b(?:retention|grace) period\b|\bhow far back\b",
+            r"\b(?:retention|grace) period\b|\bhow far back\b|"
+            # "Does it stay locked forever, or does it end after a while?": how long it lasts.
+            r"\b(?:stays?|remains?|kept|keep|last|lasts)\b.{0,30}\b(?:forever|indefinitely)\b|"
+            r"\bafter a while\b",
             re.IGNORECASE,
         ),
     ),
     (
         AnswerKind.VERSION,
-        re.compile(r"\b(?:which|what|minimum|min|oldest|latest|newest)\b.{0,40}\bversions?\b"),
+        # "The oldest release of the app", "which build": a version by another name.
+        re.compile(
+            r"\b(?:which|what|minimum|min|oldest|latest|newest)\b.{0,40}\b(?:versions?|"
+            r"releases?|builds?)\b",
+            re.IGNORECASE,  # "What version ...?" starts a sentence
+        ),
     ),
     (
         AnswerKind.NAME,
@@ -226,6 +234,19 @@ def _only_whether(question: str) -> bool:
     )
 
 
+#: "When goods arrive, does it ...?", "Where a user has no role, can ...?": a clause that says
+#: when or where, before the question it belongs to (a question would go on with a verb:
+#: "When does it ...", "Where is ...").
+_CLAUSE = re.compile(
+    r"^(?:when|where|once|if)\s+(?!(?:does|do|did|is|are|was|were|will|would|can|could|should|"
+    r"shall|may|might|must|has|have|had|am)\b)\S",
+    re.IGNORECASE,
+)
+
+
+_LEADING_CLAUSE = re.compile(r"^(?:when|where|once|if|after|before)\b[^,?]{2,80},\s+", re.I)
+
+
 def _questions_in(sentence: str) -> list[str]:
     """The questions one sentence asks; a clause that asks nothing ("If uptime is bad, what
     do we get?") stays with the question after it."""
@@ -233,7 +254,7 @@ def _questions_in(sentence: str) -> list[str]:
     carry = ""
     parts = [p.strip() for p in _SECOND.split(sentence) if p.strip()]
     for k, part in enumerate(parts):
-        if k + 1 < len(parts) and not _ASKS.match(part):
+        if k + 1 < len(parts) and (not _ASKS.match(part) or _CLAUSE.match(part)):
             carry = f"{carry}{part}, "
             continue
         text = f"{carry}{part}"
@@ -252,7 +273,8 @@ def classify_question(text: str) -> Question:
         match = pattern.search(clean)
         if match is None:
             continue
-        if kind is AnswerKind.YES_NO and not _YES_NO_START.match(clean):
+        # "When the courier scans it, does the app ...?": the question after the clause.
+        if kind is AnswerKind.YES_NO and not _YES_NO_START.match(_LEADING_CLAUSE.sub("", clean)):
             continue
         groups = match.groupdict()
         # A switch, toggle or option is a setting, which the answer names as one.
@@ -307,8 +329,10 @@ def _number_focus(text: str) -> str:
 
 # ---------------------------------------------------------------------------- answers
 
+#: "4.2.0", "v3", "version 7", "iOS 16"; not a share or a price ("99.9%", "$1.50").
 _VERSION = re.compile(
-    r"\b(?:v?\d+(?:\.\d+){1,3}|version \d+)\b|\b[A-Z][A-Za-z.+#]{1,15} \d+(?:\.\d+)*\b"
+    r"(?<![$€£\d.])\b(?:v?\d+(?:\.\d+){1,3}(?![\d.]*%)|version \d+)\b|\bv\d+\b"
+    r"|\b[A-Z][A-Za-z.+#]{1,15} \d+(?:\.\d+)*\b(?!\s*%)"
 )
 _NUMBER = re.compile(r"(?<![\w.])[$€£]?\d+(?:[.,]\d+)*%?")
 _CODE = re.compile(
@@ -347,6 +371,15 @@ _FREQUENCY_WORDS = re.compile(
     r"|\bevery (?:hour|day|week|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
     re.IGNORECASE,
 )
+_NUMBER_WORDS = re.compile(r"\b(?:free|no limit|unlimited|one|two|three|four|five|ten)\b", re.I)
+#: "Scan every unit one by one", "one of the", "at once": no count is given.
+_NOT_A_COUNT = re.compile(
+    r"\bone (?:by|after) (?:one|another)\b|\b(?:one|two) of (?:the|your|our|its|their|them)\b"
+    r"|\bno one\b|\bone another\b|\bone or (?:more|several)\b",
+    re.I,
+)
+#: A bullet that opens with a bold name: "**Supervisor**: approves ...", "**Draft**: ...".
+_BOLD_LABEL = re.compile(r"^\*\*[A-Z][^*]{1,40}\*\*\s*[:(-]")
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
@@ -374,12 +407,16 @@ def has_answer(text: str, question: Question) -> bool:
                 question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I))
             )
         return _NUMBER.search(text) is not None or bool(
-            re.search(r"\b(?:free|no limit|unlimited|one|two|three|four|five|ten)\b", text, re.I)
+            _NUMBER_WORDS.search(_NOT_A_COUNT.sub(" ", text))
         )
     if kind is AnswerKind.VERSION:
         return _VERSION.search(text) is not None
     if kind is AnswerKind.NAME:
-        named = _CODE.search(text) is not None or _CAPITALISED_INSIDE.search(text) is not None
+        named = (
+            _CODE.search(text) is not None
+            or _CAPITALISED_INSIDE.search(text) is not None
+            or _BOLD_LABEL.match(text) is not None
+        )
         if question.focus in ("command",):
             return "`" in text or bool(re.search(r"\b(?:pip|npm|go get|curl)\b", text))
         return named

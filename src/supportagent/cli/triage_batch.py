@@ -7,8 +7,10 @@ imports stay inside the functions so that the CLI starts without them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -34,12 +36,19 @@ class Triager:
     """Triage tickets one by one against one knowledge base and one budget, logging each."""
 
     def __init__(self, settings: Settings) -> None:
-        from supportagent.runtime import open_store, run_budget
+        if settings.embedder == "onnx" or settings.semantic_safety:
+            _load_minilm_meanwhile()
+        from supportagent.runtime import mapped_knowledge, open_store, run_budget
 
         self.settings = settings
         self.log_path = settings.resolved_triage_log()
-        store = open_store(settings)
-        self.knowledge: Knowledge = load_knowledge(store, settings)
+        # A triage writes nothing to the store (each ticket goes to a scratch store), so with
+        # the index warm the store is only read, without SQLAlchemy; otherwise it is opened,
+        # migrated if need be, and the index built.
+        knowledge = mapped_knowledge(settings)
+        if knowledge is None:
+            knowledge = load_knowledge(open_store(settings), settings)
+        self.knowledge: Knowledge = knowledge
         # One budget for the whole run: --max-api-calls caps a batch, not each ticket.
         self.budget: Budget = run_budget(settings)
         self.logged = 0
@@ -60,6 +69,27 @@ class Triager:
         if self.log_path is None:
             return "triage log off (SUPPORTAGENT_TRIAGE_LOG=off)"
         return f"{self.logged} row(s) appended to the triage log {self.log_path}"
+
+
+def _load_minilm_meanwhile() -> None:
+    """Load MiniLM (its tokenizer and ONNX session) in a thread while this one imports the
+    pipeline and opens the index: every ticket's safety screen and search embed with it.
+
+    Wall time only: a one-shot ``triage`` runs on one core until its first embedding, and the
+    session is created outside the GIL. The first embedding takes the loaded runtime or waits
+    for it (``OnnxMiniLM._runtime`` holds a lock while it loads); a failure here is left to
+    it, as it loads again and reports the error. The thread imports only onnxruntime,
+    tokenizers and ``onnx_session``, none of which imports the pipeline, so neither thread
+    waits on an import the other holds while wanting one of its own. It is not a daemon, so
+    the process never exits in the middle of ONNX Runtime's set-up.
+    """
+    from supportagent.retrieval.dense import OnnxMiniLM  # numpy: the pipeline needs it anyway
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            OnnxMiniLM().load()
+
+    threading.Thread(target=load, name="load-minilm").start()
 
 
 def run_triage(

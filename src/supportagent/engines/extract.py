@@ -42,7 +42,10 @@ MAX_LIST_ITEMS = 8
 #: what the sentence before describes has happened.
 _POINTS_BACK = re.compile(
     r"\b(?:this|that|these|those)(?=\s+(?:with|by|in|on|under|from|at|for|to|when|if|so|and|"
-    r"or|but)\b|\s*[.,;])|^(?:[\w']+\s+){1,3}then\s|\b(?:by|until|since|from) then\b",
+    r"or|but)\b|\s*[.,;])|^(?:[\w']+\s+){1,3}then\s|\b(?:by|until|since|from) then\b"
+    # "Receiving more than that needs approval": than what the sentence before allows.
+    r"|\b(?:more|less|fewer|longer|shorter|larger|bigger|smaller|higher|lower|other) than "
+    r"(?:that|this)\b",
     re.IGNORECASE,
 )
 #: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".

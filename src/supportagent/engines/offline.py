@@ -103,7 +103,7 @@ class OfflineEngine:
         dropped = _dropped(previous, verdict)
         units = [u for u in evidence_units(evidence) if not dropped.intersection(u.sentences)]
         scorer = UnitScorer(ticket, questions, units, evidence, self.embed)
-        chosen, answers, unanswered = _choose(questions, scorer)
+        chosen, answers, unanswered = _choose(questions, scorer, self.links)
         chosen = _with_other_sides(chosen, units, evidence, ticket, self.embed, self.links)
         # Reviewers read the units in the order of the questions they answer.
         sentences = tuple(
@@ -132,7 +132,7 @@ class OfflineEngine:
 
 
 def _choose(
-    questions: Sequence[Question], scorer: UnitScorer
+    questions: Sequence[Question], scorer: UnitScorer, links: Links | None = None
 ) -> tuple[list[Scored], list[Scored | None], list[Question]]:
     """The units to quote: the best for each question (and a second one when the best lacks
     the asked-for thing and the second has it, or when the second is a near-equal of the same
@@ -159,7 +159,9 @@ def _choose(
                 unanswered.append(question)
                 answers[-1] = None
                 continue
-        if asks_explanation(question) and best.unit.shape == "item":
+        if best.unit.shape == "item" and (
+            asks_explanation(question) or _names_among_items(question, best, ranked)
+        ):
             # "How does X work?" and a section of bullets about X: the bullets, whole.
             picks = [replace(best, unit=bullet_run(best.unit, scorer.units))]
         elif best.unit.procedure:
@@ -170,7 +172,7 @@ def _choose(
             close = _close_second(index, best, ranked, picks, scorer)
             if close is not None:
                 picks.append(close)
-            rival = _rival(best, ranked, picks, scorer)
+            rival = _rival(best, ranked, picks, scorer, links)
             if rival is not None:
                 picks.append(rival)
         # "If uptime falls below the commitment, ...": and what the commitment is on their plan.
@@ -183,6 +185,25 @@ def _choose(
             if all(_distinct(pick.unit, c.unit) for c in chosen) and len(chosen) < MAX_UNITS:
                 chosen.append(pick)
     return chosen, answers, unanswered
+
+
+def _names_among_items(question: Question, best: Scored, ranked: Sequence[Scored]) -> bool:
+    """True when ``question`` asks for a name ("which role should she have?") and its best
+    answer is one bullet of a list that two more bullets answer nearly as well, within half
+    the near-equal margin ("**Admin**: ...", "**Owner**: ...", "**Supervisor**: ..."): the
+    drafter cannot tell which one fits, the reviewer can, so the list goes whole. One close
+    second alone is quoted beside the best as any near-equal second is."""
+    if question.kind is not AnswerKind.NAME or not best.typed:
+        return False
+    near = [
+        s
+        for s in ranked[1:6]
+        if s.unit.shape == "item"
+        and s.unit.passage is best.unit.passage
+        and s.typed
+        and s.score >= best.score - CLOSE_MARGIN / 2
+    ]
+    return len(near) >= 2
 
 
 def _procedure_lead(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
@@ -211,7 +232,11 @@ def _close_second(
     the minimum or maximum asked for.
     """
     typed_question = scorer.questions[index].kind in TYPED
-    anchored = bool(scorer.names(best.unit)[0])
+    # A question that asks for a name ("which header?") is answered by names the ticket does
+    # not use: two candidates of one article both go to the reviewer.
+    anchored = bool(scorer.names(best.unit)[0]) and scorer.questions[index].kind is not (
+        AnswerKind.NAME
+    )
     qualified = scorer.qualifies(index, best.unit)
     return next(
         (
@@ -230,7 +255,11 @@ def _close_second(
 
 
 def _rival(
-    best: Scored, ranked: Sequence[Scored], picks: Sequence[Scored], scorer: UnitScorer
+    best: Scored,
+    ranked: Sequence[Scored],
+    picks: Sequence[Scored],
+    scorer: UnitScorer,
+    links: Links | None = None,
 ) -> Scored | None:
     """A unit of another document that gives another value for what ``best`` gives.
 
@@ -238,7 +267,9 @@ def _rival(
     most": when two sources answer one "how many" or "how long" nearly as well with different
     values of one kind, quoting only the first would state one side of a disagreement. Both
     go to the reviewer, who can tell which holds (and the checks escalate a contradiction
-    they recognise). Not a unit limited to another plan than the customer's.
+    they recognise). Not a unit limited to another plan than the customer's. A resolved
+    ticket and the article it links to need not be worded alike: the link says they are
+    about one topic ("works offline for up to 24 hours", "an iPad ... for 8 hours at most").
     """
     if scorer.questions[best.question].kind not in _VALUED:
         return None
@@ -257,9 +288,23 @@ def _rival(
         same_kind = {value for value in theirs if value[0] in kinds}
         if not same_kind or same_kind & mine:
             continue  # nothing to compare, or the same value: no disagreement
-        if (scorer.alike(best.unit, other.unit) or 0.0) >= RIVAL_SIMILARITY:
+        if _linked(best.unit, other.unit, links):
+            return other
+        # Alike by meaning, and sharing a word with the question: "failed deliveries are
+        # retried over 24 hours" is alike "parcels that arrive later" by meaning only.
+        if (scorer.alike(best.unit, other.unit) or 0.0) >= RIVAL_SIMILARITY and scorer.lexical(
+            best.question, scorer.units.index(other.unit)
+        ) > 0:
             return other
     return None
+
+
+def _linked(a: Unit, b: Unit, links: Links | None) -> bool:
+    """True when one of the two units is a resolved ticket that links to the other's article."""
+    if links is None or a.from_article == b.from_article:
+        return False
+    ticket, article = (b, a) if a.from_article else (a, b)
+    return article.passage.doc_id in links(ticket.passage.doc_id)
 
 
 def _distinct(a: Unit, b: Unit) -> bool:

@@ -67,7 +67,11 @@ _VERSION_VALUE = re.compile(r"\b[A-Z][A-Za-z]{1,15} \d+(?:\.\d+)*\b|\bv?\d+\.\d+
 #: Cosine of two units' embeddings (or word overlap + 0.3) above which they say the same.
 TWIN_SIMILARITY = 0.8
 _MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
-_MINIMUM_A = re.compile(r"\b(?:or newer|or later|or higher|at least|minimum|requires?)\b", re.I)
+#: "Versions older than 5.0 can no longer sign in" gives the minimum too.
+_MINIMUM_A = re.compile(
+    r"\b(?:or newer|or later|or higher|at least|minimum|requires?|(?:older|earlier|lower) than)\b",
+    re.I,
+)
 _MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
 _MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
 #: "What commission do agents get if I don't set one?" asks for the default.
@@ -105,7 +109,9 @@ _QUESTION_SUBJECT = re.compile(
     r"\?\s*$|^(?:how|what|what's|which|where|when|why|who|is|are|can|could|do|does|will|should)\b",
     re.I,
 )
-_VAGUE = re.compile(r"\b(?:this|that|it|these|those|one)\b", re.I)
+#: A question that leans on what was said before it: "Is that possible?", "Which role should
+#: I give her?" (the sentence before says what she needs to do).
+_VAGUE = re.compile(r"\b(?:this|that|it|these|those|one|her|him|she|he)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,13 +150,21 @@ class UnitScorer:
             for scope in scope_of(sentence, self._plans)[0]
             if scope.startswith("plan:")
         )
+        # "OIDC" in the ticket, "OpenID Connect" in the evidence: the question is read with
+        # the spelled-out name beside the short one.
+        self._spelled = spelled_out(prose, [h.passage.text for h in evidence])
         weights = _rarity([h.passage.text for h in evidence])
         # "If I don't set one" asks for the default, and its words ("set") are not the topic.
         self._terms = [
-            _weights(_DEFAULT_Q.sub(" default ", q.text), weights, self._lead(q))
+            _weights(
+                _DEFAULT_Q.sub(" default ", self._expand(q.text)),
+                weights,
+                self._expand(self._lead(q)),
+            )
             for q in self.questions
         ]
         self._unit_terms = [set(tokenize(u.text)) for u in self.units]
+        self._unit_families = [{_family(t) for t in terms} - {""} for terms in self._unit_terms]
         # A sentence is read under its section's heading, which often names what the sentence
         # leaves unsaid ("Security keys ... protect you" under "How we protect you from
         # phishing"), and so does its article's title ("Texts are never sent at night" in
@@ -164,8 +178,8 @@ class UnitScorer:
         if embed is not None and self.units:
             # Each question twice: alone, and with what it leans on (the same text when it
             # leans on nothing); the better of the two counts, except for a vague question.
-            texts = [self._query(q) for q in self.questions]
-            texts += [q.text for q in self.questions]
+            texts = [self._expand(self._query(q)) for q in self.questions]
+            texts += [self._expand(q.text) for q in self.questions]
             texts += [in_context(u) for u in self.units]
             texts += [u.sentences[0] for u in self.units if u.procedure]
             texts += [purpose(u) for u in self.units if u.procedure]
@@ -212,6 +226,19 @@ class UnitScorer:
                 if unit.passage.id in row:
                     alike = similarity(vectors[row[unit.passage.id]][None, :])[:, 0]
                     dense[:, k] = np.maximum(dense[:, k], (dense[:, k] + alike) / 2)
+            # A sentence quoted with the one it points back at ("If a month falls below
+            # that, ...") says what its first sentence says and more: it matches a question
+            # at least as well as that sentence alone.
+            alone_at = {
+                (u.passage.id, u.sentences[0]): k
+                for k, u in enumerate(self.units)
+                if len(u.sentences) == 1 and u.shape == "sentence"
+            }
+            for k, unit in enumerate(self.units):
+                if unit.shape == "sentence" and len(unit.sentences) > 1:
+                    first = alone_at.get((unit.passage.id, unit.sentences[0]))
+                    if first is not None:
+                        dense[:, k] = np.maximum(dense[:, k], dense[:, first])
             self._dense = dense
             self._unit_vectors = u_vecs
 
@@ -225,6 +252,12 @@ class UnitScorer:
         parts = (subject, question.context) if _VAGUE.search(text) else (subject,)
         return " ".join(p for p in parts if p and p.lower() not in text.lower())
 
+    def _expand(self, text: str) -> str:
+        """``text`` with each short name the evidence spells out followed by its long form."""
+        for short, long in self._spelled.items():
+            text = re.sub(rf"\b{re.escape(short)}\b", f"{short} ({long})", text)
+        return text
+
     def _query(self, question: Question) -> str:
         """The question, after what it leans on."""
         return " ".join(p for p in (self._lead(question), question.text) if p)
@@ -235,8 +268,14 @@ class UnitScorer:
         if total <= 0:
             return 0.0
         own, heading = self._unit_terms[u], self._heading_terms[u]
-        found = sum(w for t, w in weights.items() if t in own)
-        found += HEADING_TERMS * sum(w for t, w in weights.items() if t in heading)
+        families = self._unit_families[u]
+        # A word of one family counts as the word ("connect" for "connections").
+        found = 0.0
+        for term, weight in weights.items():
+            if term in own or _family(term) in families:
+                found += weight
+            elif term in heading:
+                found += HEADING_TERMS * weight
         return found / total
 
     def names(self, unit: Unit) -> tuple[frozenset[str], frozenset[str]]:
@@ -330,6 +369,8 @@ class UnitScorer:
             base += TYPE_BONUS / 2
         if question.kind is AnswerKind.DURATION:
             base += _side_fit(question.text, unit.text)
+        if question.kind is AnswerKind.YES_NO and self._says_whether(q, unit):
+            base += TYPE_BONUS
         if unit.from_article:
             base += ARTICLE_BONUS
         base += self.scope_fit(unit)
@@ -338,6 +379,18 @@ class UnitScorer:
         base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
         floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
         return Scored(unit, q, round(base, 4), typed, base >= floor)
+
+    def _says_whether(self, q: int, unit: Unit) -> bool:
+        """True when ``unit`` says whether something the question names (or its spelled-out
+        form: "OIDC", "OpenID Connect") is supported or offered: "OpenID Connect is not
+        supported" answers "Can we connect with OIDC instead?"."""
+        if not _WHETHER.search(unit.text):
+            return False
+        question = self.questions[q]
+        asked = self._expand(f"{question.text} {question.context}").casefold()
+        return any(
+            len(name) > 2 and name in asked for name in (n.casefold() for n in _names_of(unit.text))
+        )
 
     def article_twin(self, scored: Scored) -> Scored | None:
         """An article unit that says what ``scored`` (from a resolved ticket) says."""
@@ -398,7 +451,11 @@ class UnitScorer:
 
     def ranked(self, q: int) -> list[Scored]:
         scored = [self.score(q, u) for u in range(len(self.units))]
-        return sorted(scored, key=lambda s: (-s.score, s.unit.rank, s.unit.position))
+        # Of a sentence alone and with the one that points back at it, equal: the two.
+        return sorted(
+            scored,
+            key=lambda s: (-s.score, s.unit.rank, s.unit.position, -len(s.unit.sentences)),
+        )
 
 
 #: The roles (``facts.role_of``) of a duration before an event and after one.
@@ -432,6 +489,85 @@ def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
             for text in texts
         )
     )
+
+
+#: A sentence that says whether a thing is there: "X is not supported", "Y is available".
+_WHETHER = re.compile(
+    r"\b(?:is|are)(?: not| no longer)? (?:supported|available|offered|included|possible)\b"
+    r"|\b(?:isn't|aren't) (?:supported|available|offered|included|possible)\b",
+    re.I,
+)
+#: Names in a sentence: capitalised words and runs of them ("OpenID Connect"), code.
+_NAME_RUN = re.compile(r"`[^`]+`|\b[A-Z][\w-]*(?: [A-Z][\w-]*)*")
+
+
+def _names_of(text: str) -> list[str]:
+    return [m.strip("`") for m in _NAME_RUN.findall(text)]
+
+
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
+_WORDS = re.compile(r"[A-Za-z0-9][\w']*")
+
+
+def spelled_out(ticket: str, texts: Sequence[str]) -> dict[str, str]:
+    """Short names of the ticket ("OIDC", "SSO") that the evidence spells out but does not
+    use itself, with the long form: a run of capitalised words whose capitals spell the
+    short name ("OpenID Connect"), or words before it in brackets ("single sign-on (SSO)")
+    when the evidence does use both. A short name the evidence uses as it is needs nothing."""
+    wanted = {a for a in _ACRONYM.findall(ticket) if sum(c.isalpha() for c in a) >= 2}
+    found: dict[str, str] = {}
+    for short in sorted(wanted):
+        used = any(re.search(rf"(?<!\()\b{re.escape(short)}\b(?!\))", t) for t in texts)
+        defined = re.compile(
+            rf"((?:[A-Za-z][\w'-]*\s+){{1,{len(short) + 1}}})\({re.escape(short)}\)"
+        )
+        for text in texts:
+            match = defined.search(text)
+            if match is not None:
+                words = re.split(r"[\s-]+", match.group(1).strip())
+                tail = _initials_tail(words, short)
+                if tail:
+                    found[short] = tail
+                    break
+            if used:
+                continue
+            words = _WORDS.findall(text)
+            for i in range(len(words)):
+                caps = ""
+                for j in range(i, min(i + len(short), len(words))):
+                    if not words[j][0].isupper():
+                        break
+                    caps += "".join(c for c in words[j] if c.isupper() or c.isdigit())
+                    if not short.startswith(caps):
+                        break
+                    if caps == short and j > i:
+                        found[short] = " ".join(words[i : j + 1])
+                        break
+                if short in found:
+                    break
+            if short in found:
+                break
+    return found
+
+
+def _initials_tail(words: Sequence[str], short: str) -> str:
+    """The last words of ``words`` whose first letters spell ``short`` ("single sign on" for
+    "SSO"); empty when none do."""
+    n = len(short)
+    tail = [w for w in words if w][-n:]
+    if len(tail) == n and "".join(w[0] for w in tail).upper() == short.upper():
+        return " ".join(tail)
+    return ""
+
+
+#: Words of one family share their first letters: "connect", "connection", "connector".
+FAMILY_PREFIX = 6
+
+
+def _family(term: str) -> str:
+    """The family of a stemmed term (its first ``FAMILY_PREFIX`` letters), or empty for a
+    term too short to tell ("order" and "ordinal" are not one family)."""
+    return term[:FAMILY_PREFIX] if len(term) > FAMILY_PREFIX else ""
 
 
 def _article_title(unit: Unit) -> str:

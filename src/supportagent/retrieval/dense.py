@@ -262,6 +262,10 @@ class OnnxMiniLM:
         self._model, self._tokenizer = model, tokenizer
         self._batch_size, self._threads = batch_size, threads
 
+    def load(self) -> None:
+        """Load the tokenizer and the session now rather than at the first embedding."""
+        self._runtime()
+
     def _runtime(self) -> _MiniLMRuntime:
         key = (self._model.sha256, self._tokenizer.sha256)
         runtime = _RUNTIMES.get(key)

@@ -78,14 +78,24 @@ def corpus_key(
     return digest.hexdigest()
 
 
+class IndexNotCurrent(LookupError):
+    """The index on disk is missing, refused or of other documents, and was not to be built."""
+
+
 def open_index(
     folder: Path,
     passages: Sequence[Passage],
     documents: Mapping[str, Document],
     embedder: Embedder | None,
     progress: Progress | None = None,
+    *,
+    build: bool = True,
 ) -> Loaded:
-    """Map the generation that matches the corpus, or build (reusing vectors) and publish it."""
+    """Map the generation that matches the corpus, or build (reusing vectors) and publish it.
+
+    ``build=False``: map it or raise IndexNotCurrent, saying why (a caller that reads the
+    store without writing to it, and opens it for writing only when it must; see
+    ``store/readonly.py``)."""
     model_id = embedder.model_id if embedder is not None else None
     key = corpus_key(model_id, passages, documents)
     reason = "no index on disk"
@@ -94,16 +104,20 @@ def open_index(
         current = ondisk.read_generation(folder)
     except ondisk.IndexDamaged as exc:
         reason = f"index refused: {exc}"
+        if not build:  # the caller builds it next, and warns then
+            raise IndexNotCurrent(reason) from None
         log.warning("search index under %s refused (%s); rebuilding it", folder, exc)
     if current is not None and current.key == key:
         return _unpack(current, "mapped")
     if current is not None:
         reason = "the documents changed"
+    if not build:
+        raise IndexNotCurrent(reason)
 
-    def build(previous: ondisk.Generation | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def generation(previous: ondisk.Generation | None) -> tuple[dict[str, Any], dict[str, Any]]:
         return _build(passages, documents, embedder, previous, progress)
 
-    published, built = ondisk.publish(folder, key, build, current)
+    published, built = ondisk.publish(folder, key, generation, current)
     return _unpack(published, f"built ({reason})" if built else "mapped (another process built it)")
 
 

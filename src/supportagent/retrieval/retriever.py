@@ -51,7 +51,7 @@ from supportagent.retrieval.ivf import IVFIndex
 from supportagent.retrieval.mapped_corpus import Joined, MappedCorpus
 from supportagent.retrieval.maxscore import LexicalScores
 from supportagent.retrieval.passages import dense_text, split_passages, title_text
-from supportagent.retrieval.persisted import open_index
+from supportagent.retrieval.persisted import IndexNotCurrent, open_index
 from supportagent.retrieval.text import tokenize
 
 log = logging.getLogger(__name__)
@@ -239,9 +239,11 @@ class HybridRetriever:
         progress: Progress | None = None,
         index_dir: Path | None = None,
         corpus_estimate: Mapping[str, float] | None = None,
+        build_index: bool = True,
     ) -> None:
         """``index_dir``: keep the index there (see ``persisted.py``), mapped by every process
-        that opens the same corpus; None builds it in memory.
+        that opens the same corpus; None builds it in memory. ``build_index=False``: map the
+        index there or raise ``persisted.IndexNotCurrent`` (nothing is embedded or written).
 
         Without ``fusion``, the weights are read from the corpus at build (``adaptive.py``);
         ``corpus_estimate`` (``self.corpus_estimate.to_dict()`` of an earlier build of the same
@@ -267,7 +269,7 @@ class HybridRetriever:
         if index_dir is not None:
             for document in documents:
                 prepared[document.id] = _prepare(document, tokenized=False)
-            self._snapshot = self._open(index_dir, prepared, progress)
+            self._snapshot = self._open(index_dir, prepared, progress, build_index)
         else:
             for document in documents:
                 prepared[document.id] = _prepare(document)
@@ -324,7 +326,11 @@ class HybridRetriever:
         )
 
     def _open(
-        self, index_dir: Path, prepared: dict[str, _Prepared], progress: Progress | None
+        self,
+        index_dir: Path,
+        prepared: dict[str, _Prepared],
+        progress: Progress | None,
+        build: bool = True,
     ) -> _Snapshot:
         """The snapshot over the index on disk (built and saved first when it is missing,
         damaged or out of date); the documents' vectors are views of the mapped rows, and
@@ -334,8 +340,12 @@ class HybridRetriever:
         passages = tuple(p for doc in docs for p in doc.passages)
         documents = {doc.document.id: doc.document for doc in docs}
         try:
-            loaded = open_index(index_dir, passages, documents, self.embedder, progress)
+            loaded = open_index(
+                index_dir, passages, documents, self.embedder, progress, build=build
+            )
         except OSError as exc:  # a read-only or full disk: search still works, from memory
+            if not build:
+                raise IndexNotCurrent(f"cannot read {index_dir}: {exc}") from exc
             log.warning("cannot keep the search index in %s (%s); built in memory", index_dir, exc)
             self.index_status = f"in memory (could not write {index_dir}: {exc.strerror or exc})"
             self._prepared = self._embed(prepared, progress)

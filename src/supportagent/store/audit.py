@@ -28,13 +28,14 @@ import sqlalchemy as sa
 from supportagent.store import tables as t
 from supportagent.store.audit_payload import (
     CSV_COLUMNS,
+    ModelUsage,
     StagedAttempt,
     agent_payload,
     csv_row,
-    model_usage,
     review_payload,
 )
 from supportagent.store.audit_seal import AuditSeal
+from supportagent.store.llm_records import model_calls
 
 #: The ``prev_hash`` of the first event.
 GENESIS = "0" * 64
@@ -409,3 +410,19 @@ def _decode(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def model_usage(conn: sa.Connection, ticket_id: str, attempt: int) -> ModelUsage | None:
+    """Sum the model-call records of one attempt, or None when it made no calls."""
+    calls = model_calls.c
+    row = conn.execute(
+        sa.select(
+            sa.func.count(),
+            sa.func.coalesce(sa.func.sum(calls.prompt_tokens), 0),
+            sa.func.coalesce(sa.func.sum(calls.completion_tokens), 0),
+            sa.func.count().filter(calls.cache_hit.is_(True)),
+        ).where(calls.ticket_id == ticket_id, calls.attempt == attempt)
+    ).one()
+    if not row[0]:
+        return None
+    return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]))

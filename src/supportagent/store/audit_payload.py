@@ -1,8 +1,10 @@
 """What an audit event says: the content of the agent's and the reviewers' decisions.
 
-Pure functions over rows (plus one sum over the ``model_calls`` records), so the same event
-content comes out of a live decision and out of the backfill of decisions made before the audit
-log existed.
+Pure functions over rows, so the same event content comes out of a live decision and out of
+the backfill of decisions made before the audit log existed (the sum over the ``model_calls``
+table that the backfill needs is ``audit.model_usage``). No SQLAlchemy here: the triage log
+(``triage_log.py``) builds its rows with ``agent_payload`` in a one-shot ``triage`` that does
+not load it.
 """
 
 from __future__ import annotations
@@ -10,10 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import sqlalchemy as sa
-
-from supportagent.store.llm_records import model_calls
 
 #: Columns of ``supportagent audit export``: first those ``design.md`` promises, then ours.
 CSV_COLUMNS: tuple[str, ...] = (
@@ -81,7 +79,7 @@ class StagedAttempt:
 
 
 def usage_of(calls: Iterable[Mapping[str, Any]]) -> ModelUsage | None:
-    """:func:`model_usage` over call records in memory (the JSON form of ``CallRecord``)."""
+    """:func:`audit.model_usage` over call records in memory (the JSON form of ``CallRecord``)."""
     rows = list(calls)
     if not rows:
         return None
@@ -189,22 +187,6 @@ def csv_row(
     if neutralise:
         row = {k: "'" + v if v.startswith(_FORMULA_START) else v for k, v in row.items()}
     return row
-
-
-def model_usage(conn: sa.Connection, ticket_id: str, attempt: int) -> ModelUsage | None:
-    """Sum the model-call records of one attempt, or None when it made no calls."""
-    calls = model_calls.c
-    row = conn.execute(
-        sa.select(
-            sa.func.count(),
-            sa.func.coalesce(sa.func.sum(calls.prompt_tokens), 0),
-            sa.func.coalesce(sa.func.sum(calls.completion_tokens), 0),
-            sa.func.count().filter(calls.cache_hit.is_(True)),
-        ).where(calls.ticket_id == ticket_id, calls.attempt == attempt)
-    ).one()
-    if not row[0]:
-        return None
-    return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 
 def _is_retrieval(event: Mapping[str, Any]) -> bool:

@@ -6,7 +6,7 @@ import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +31,7 @@ from supportagent.store.claims import StaleAttemptError, ticket_claims
 from supportagent.store.documents import DocumentClash, write_documents
 from supportagent.store.llm_records import model_call_row, model_calls
 from supportagent.store.migrations import migrate
+from supportagent.store.records import AttemptHistory, TraceBatch
 from supportagent.store.serde import (
     draft_to_json,
     safety_to_json,
@@ -57,24 +58,6 @@ class StagedRecord:
     draft: dict[str, Any] | None
     safety: dict[str, Any] | None
     staged_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class TraceBatch:
-    """Trace events (with their sequence numbers) and model-call records of one attempt."""
-
-    ticket_id: str
-    attempt: int
-    events: Sequence[tuple[int, TraceEvent]] = ()
-    model_calls: Sequence[Mapping[str, Any]] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptHistory:
-    """Every trace event and model-call record of one attempt, in order."""
-
-    events: Sequence[TraceEvent]
-    model_calls: Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
