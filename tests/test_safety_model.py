@@ -116,11 +116,11 @@ def test_a_model_of_another_width_is_refused() -> None:
         model.probabilities(np.zeros((1, 4), np.float32))
 
 
-#: Security's probability threshold came out at 0.89 in round 4 and 0.78 in round 5 (the
-#: exemplars spend most of its false-alarm budget): the owner-account login (read as fraud)
-#: and the leaked customer list are not caught. A gap this test keeps in view.
+#: Security's probability threshold came out at 0.89 (the exemplars already spend most of its
+#: false-alarm budget): the owner-account login (read as fraud, the model gives security 0.23)
+#: and the leaked customer list (0.73) are not caught. A gap this test keeps in view.
 SECURITY_GAP = pytest.mark.xfail(
-    strict=True, reason="below the calibrated security threshold (0.78), see docs/triage.md"
+    strict=True, reason="below the calibrated security threshold (0.89), see docs/triage.md"
 )
 MISSED = {PARAPHRASES["security_incident"][0], PARAPHRASES["security_incident"][2]}
 
