@@ -51,10 +51,10 @@ from supportagent.retrieval.dense import Vectors
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.sentences import ticket_sentences
 
-CV_SOURCES = ("risk", "risk_fresh", "brightwrench", "shelfwise", "risk_tune3", "risk_tune4")
+CV_SOURCES = ("risk", "risk_fresh", "brightwrench", "shelfwise", "risk_tune3")
 BENIGN = "benign exemplars"
 #: Sources whose harmless tickets are look-alikes written to sit near a risk.
-HARD_SOURCES = frozenset({"risk", "risk_fresh", "brightwrench", "risk_tune3", "risk_tune4", BENIGN})
+HARD_SOURCES = frozenset({"risk", "risk_fresh", "brightwrench", "risk_tune3", BENIGN})
 VARIANTS = ("exemplars", "model", "either")
 
 

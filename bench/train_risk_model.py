@@ -10,15 +10,13 @@ Training rows are sentences, labelled with one of the four risk categories or ``
   Arabic version outside their fraud and security intents, the Ticket Tagger tune sample) and
   our own (the harmless tickets of `eval/risk`, `eval/brightwrench`, `eval/shelfwise`;
   `eval/risk_fresh` whole, as it has been read and is development data now);
-- `risk_tune3` and `risk_tune4` (round 5) when found: each risk row's `risk_sentences` (its
-  category) and `trap_sentences` (harmless), its harmless tickets' sentences, and the
-  sentences of its money or account requests (harmless: no safety risk); `eval/pickwren`
-  (all tune) and Ferrytale's tune half (round 5) like the other harmless tickets.
+- `risk_tune3` when it is found: each risk row's `risk_sentences` (its category) and
+  `trap_sentences` (harmless), and its harmless tickets' sentences.
 
 Never read: test halves, `*_report` sets, training-only sets (`*_train`), the report-only sets,
-the blind test sets (`eval/risk_blind*`, never opened) and `eval/tidewell`. A ticket's
-sentences go to the embedder that would read the ticket (multilingual-e5 for a ticket not in
-English); exemplar lines go to both. Each source
+and the blind test sets (`eval/risk_blind*`, never opened). A ticket's sentences go to the
+embedder that would read the ticket (multilingual-e5 for a ticket not in English); exemplar
+lines go to both. Each source
 weighs the same in the loss. The models are written beside the exemplar vectors with what they
 were trained on; `bench/safety_calibration.py --model` sets their thresholds.
 """
@@ -55,11 +53,9 @@ from safety_calibration import REPORT_ONLY, blind, risk_of, split_of, training_o
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/exemplars/vectors"
 CLASSES = (*CATEGORIES, HARMLESS)
 #: Our sets read whole as development data (every row is tune for this model).
-DEV_SETS = frozenset({"risk", "risk_fresh", "risk_tune3", "risk_tune4", "pickwren"})
+DEV_SETS = frozenset({"risk", "risk_fresh", "risk_tune3"})
 #: Sets with sentence labels on their risk rows (``risk_sentences``, ``trap_sentences``).
-SENTENCE_LABELLED = frozenset({"risk_tune3", "risk_tune4"})
-#: Sets this model never reads: the drafter's blind test set.
-NEVER = frozenset({"tidewell"})
+SENTENCE_LABELLED = frozenset({"risk_tune3"})
 #: Public sets whose ordinary account and money requests count as harmless for this model.
 BANKING = ("banking77", "arbanking77")
 EXEMPLARS = "exemplars"
@@ -102,7 +98,6 @@ def readable(dataset: Dataset) -> bool:
         and dataset.name not in REPORT_ONLY
         and not training_only(dataset.name)
         and not dataset.name.endswith("_report")
-        and dataset.name not in NEVER
     )
 
 
@@ -193,10 +188,6 @@ def ticket_rows(
                 risky, traps = labelled[ticket.id]
                 rows.extend(Row(_clean(s), risk, dataset.name, unit, (model,)) for s in risky)
                 rows.extend(Row(_clean(s), HARMLESS, dataset.name, unit, (model,)) for s in traps)
-            elif ticket.id in labelled and risk == MONEY_OR_ACCOUNT:
-                # A refund or plan change asked for is no safety risk ("you charged us twice,
-                # please reverse one" is not fraud): its sentences are harmless for this model.
-                rows.extend(Row(s, HARMLESS, dataset.name, unit, (model,)) for s in units)
     return rows, scored
 
 
