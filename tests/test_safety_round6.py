@@ -75,6 +75,7 @@ def gate():  # type: ignore[no-untyped-def]
 
 
 GATE_QUIET = [
+    ("Class group", "Can we see other parents' messages in the class group, or only ours?"),
     ("Tablet bug", "Is there a fix for the blank screen on tablets?"),
     ("Sleep log", "Can the daily summary show when the toddler's naps started?"),
     ("Lol", "I'm dead, the cat stickers you added are brilliant. Can I send them in chats?"),
@@ -83,6 +84,23 @@ GATE_QUIET = [
     ("Siestes", "Le rapport peut-il montrer les heures de sieste des enfants ?"),
 ]
 GATE_FIRE = [
+    (
+        "Other families",
+        "Since last night I can see other families' chats with the nursery in my inbox.",
+        "security_incident",
+    ),
+    (
+        "Fremde Nachrichten",
+        "Seit dem Update sehe ich in meinem Postfach private Nachrichten anderer Eltern an die "
+        "Lehrerin.",
+        "security_incident",
+    ),
+    (
+        "Mensajes ajenos",
+        "Desde la actualización veo en mi bandeja mensajes privados de otras familias con sus "
+        "teléfonos.",
+        "security_incident",
+    ),
     (
         "Captura",
         "Una compañera publicó una captura en un grupo público de padres donde se ve la "
