@@ -4,8 +4,8 @@ Rule context: a SIM swap protection feature is not a SIM swap; a court order sho
 document (a name change, an employee's child maintenance) is not a claim against us; a
 small-claims case, a disputes body or an ombudsman the writer has already gone to is. Each
 harmless sentence has a real risk worded alike that must still escalate. The semantic part:
-hard negatives for short subjects and jokes ("Any fix for this?", "Nap times", "I'm dead,
-this is hilarious") and a self-harm line for "I won't need ... or anything". Every sentence
+hard negatives ("is there a fix for this yet?", a nap log, a voucher question) and self-harm
+lines for "I won't need ... or anything else". Every sentence
 was written for this test, in English, German, Spanish, French and Dutch, worded unlike the
 tune sets and the exemplar files.
 """
