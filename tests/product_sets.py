@@ -102,7 +102,7 @@ class ProductSetChecks:
     def test_articles_have_sections_numbered_steps_and_the_stated_length(
         self, articles: dict[str, str]
     ) -> None:
-        assert len(articles) == self.ARTICLES
+        assert len(articles) == self.ARTICLES, len(articles)
         fewest, most = self.WORDS
         with_steps = []
         for doc_id, body in articles.items():
@@ -116,16 +116,16 @@ class ProductSetChecks:
     def test_resolved_tickets_link_existing_articles(
         self, resolved: list[dict[str, Any]], articles: dict[str, str]
     ) -> None:
-        assert len(resolved) == self.RESOLVED
-        assert len({row["id"] for row in resolved}) == self.RESOLVED
+        assert len(resolved) == self.RESOLVED, len(resolved)
+        assert len({row["id"] for row in resolved}) == self.RESOLVED, "repeated ids"
         for row in resolved:
             assert set(row) == {"id", "question", "answer", "linked_docs"}, row["id"]
             assert row["question"].strip() and row["answer"].strip(), row["id"]
             assert row["linked_docs"] and set(row["linked_docs"]) <= set(articles), row["id"]
 
     def test_every_ticket_has_the_fields_and_allowed_values(self, tickets: list[Ticket]) -> None:
-        assert len(tickets) == self.TICKETS
-        assert len({t["id"] for t in tickets}) == self.TICKETS
+        assert len(tickets) == self.TICKETS, len(tickets)
+        assert len({t["id"] for t in tickets}) == self.TICKETS, "repeated ids"
         for ticket in tickets:
             where = ticket["id"]
             assert set(ticket) == TICKET_FIELDS, where
@@ -146,14 +146,15 @@ class ProductSetChecks:
 
     def test_each_half_holds_the_stated_mix_of_answer_kinds(self, tickets: list[Ticket]) -> None:
         in_set = {name: n * len(self.SPLITS) for name, n in self.ANSWER_KINDS.items()}
-        assert dict(Counter(kind(t) for t in tickets)) == in_set
+        found = dict(Counter(kind(t) for t in tickets))
+        assert found == in_set, found
         counts = Counter((kind(t), t["split"]) for t in tickets)
         for answer_kind, per_half in self.ANSWER_KINDS.items():
             for half in self.SPLITS:
                 assert counts[(answer_kind, half)] == per_half, (answer_kind, half)
         if self.NO_DRAFT_COUNTS is not None:
             reasons = Counter(t["expected_reason"] for t in tickets if kind(t) == "no_draft")
-            assert dict(reasons) == self.NO_DRAFT_COUNTS
+            assert dict(reasons) == self.NO_DRAFT_COUNTS, dict(reasons)
 
     def test_every_key_fact_is_in_an_expected_document_and_not_in_the_ticket(
         self, tickets: list[Ticket], sources: dict[str, str]
@@ -179,8 +180,9 @@ class ProductSetChecks:
         self, tickets: list[Ticket], sources: dict[str, str]
     ) -> None:
         conflicts = [t for t in tickets if t["conflict"] is not None]
-        assert sorted(t["conflict"] for t in conflicts) == sorted(self.CONFLICTS)
-        assert {t["split"] for t in conflicts} == self.SPLITS
+        names = sorted(t["conflict"] for t in conflicts)
+        assert names == sorted(self.CONFLICTS), names
+        assert {t["split"] for t in conflicts} == self.SPLITS, [t["split"] for t in conflicts]
         for ticket in conflicts:
             article, answer = ticket["expected_docs"]
             assert article.startswith("kb-") and answer.startswith("RT-"), ticket["id"]
