@@ -22,20 +22,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from supportagent.engines.triage_model import load_linear, save_linear
-from supportagent.retrieval.dense import Vectors
-from supportagent.retrieval.exemplars import (
-    EXEMPLARS_DIR,
-    EXEMPLARS_PACKAGE,
-    VECTORS_DIR,
-    vector_file_stem,
+from supportagent.engines.triage_model import (
+    load_linear_model,
+    row_probabilities,
+    save_linear_model,
 )
+from supportagent.retrieval.dense import Vectors
 
 MONEY = "money_specific"
 ACCOUNT = "account_specific"
@@ -88,11 +85,7 @@ class RequestModel:
                 f"dimensions, got {vectors.shape[1]}; retrain it with "
                 "bench/train_request_model.py"
             )
-        z = vectors.astype(np.float32) @ self.weights + self.bias
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        return {c: p[:, i] for i, c in enumerate(self.classes)}
+        return row_probabilities(vectors, self.weights, self.bias, self.classes)
 
     def strongest(self, vectors: Vectors) -> Asked | None:
         """The sentence (row) most likely to be an ask, or None when there are no rows."""
@@ -105,31 +98,13 @@ class RequestModel:
         return Asked(best, code, float(asked[best]))
 
     def save(self, folder: Path) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / model_file(self.model_id)
-        save_linear(path, self.weights, self.bias, self.meta)
-        return path
-
-
-def model_file(model_id: str) -> str:
-    return vector_file_stem(MODEL_GROUP, model_id) + ".npz"
+        return save_linear_model(folder, MODEL_GROUP, self.weights, self.bias, self.meta)
 
 
 def load_request_model(model_id: str, folder: Path | None = None) -> RequestModel | None:
     """The shipped model for ``model_id`` (or the one in ``folder``); None when there is none."""
-    source: Any = (
-        folder / model_file(model_id)
-        if folder is not None
-        else resources.files(EXEMPLARS_PACKAGE).joinpath(
-            EXEMPLARS_DIR, VECTORS_DIR, model_file(model_id)
-        )
-    )
-    if not source.is_file():
-        return None
-    model = RequestModel(*load_linear(source))
-    if model.model_id != model_id:
-        raise ValueError(f"{model_file(model_id)} was trained on {model.model_id}, not {model_id}")
-    return model
+    found = load_linear_model(MODEL_GROUP, model_id, folder)
+    return None if found is None else RequestModel(*found)
 
 
 @functools.cache

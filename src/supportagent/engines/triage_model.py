@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from supportagent.domain import Bucket, Ticket
 from supportagent.retrieval.dense import Embedder
+from supportagent.retrieval.exemplars import shipped_file, vector_file_stem
 from supportagent.sentences import ticket_sentences
 from supportagent.textnorm import has_code
 
@@ -128,6 +129,48 @@ def load_linear(source: Any) -> tuple[Vector, Vector, dict[str, Any]]:
         bias = np.asarray(data["bias"], dtype=np.float32)
         meta = json.loads(str(data["meta"]))
     return weights, bias, meta
+
+
+def linear_model_file(group: str, model_id: str) -> str:
+    """The file name of the ``group`` model (e.g. ``risk_model``) that reads ``model_id``'s
+    vectors; it ships beside the exemplar vectors."""
+    return vector_file_stem(group, model_id) + ".npz"
+
+
+def save_linear_model(
+    folder: Path, group: str, weights: Vector, bias: Vector, meta: dict[str, Any]
+) -> Path:
+    """Write a sentence model over ``meta["embedder"]``'s vectors into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / linear_model_file(group, str(meta["embedder"]))
+    save_linear(path, weights, bias, meta)
+    return path
+
+
+def load_linear_model(
+    group: str, model_id: str, folder: Path | None = None
+) -> tuple[Vector, Vector, dict[str, Any]] | None:
+    """The shipped ``group`` model for ``model_id`` (or the one in ``folder``); None when there
+    is none. A file trained on another embedder's vectors is an error, not a fallback."""
+    name = linear_model_file(group, model_id)
+    source: Any = folder / name if folder is not None else shipped_file(name)
+    if not source.is_file():
+        return None
+    weights, bias, meta = load_linear(source)
+    if str(meta["embedder"]) != model_id:
+        raise ValueError(f"{name} was trained on {meta['embedder']}, not {model_id}")
+    return weights, bias, meta
+
+
+def row_probabilities(
+    vectors: Vector, weights: Vector, bias: Vector, classes: Sequence[str]
+) -> dict[str, Vector]:
+    """A multinomial linear model's per-class probabilities for each row of ``vectors``."""
+    z = vectors.astype(np.float32) @ weights + bias
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    return {c: p[:, i] for i, c in enumerate(classes)}
 
 
 @functools.cache
