@@ -52,7 +52,7 @@ from supportagent.sentences import ticket_sentences
 
 sys.path.insert(0, str(Path(__file__).parent))
 from safety_calibration import blind, split_of, training_only
-from train_risk_model import Row, VectorStore, embedder_for, risk_in
+from train_risk_model import Row, VectorStore, embed_all, embedder_for, risk_in
 
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/exemplars/vectors"
 #: Our sets read whole (every row is tune).
@@ -186,9 +186,6 @@ def ticket_rows(datasets: Iterable[Dataset]) -> tuple[list[Row], list[Scored]]:
 
 
 def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
-    from supportagent.retrieval.dense import OnnxMiniLM
-    from supportagent.retrieval.multilingual import MultilingualE5
-
     saved = None if cache is None else cache / "request-rows.pkl"
     if saved is not None and saved.exists():
         with saved.open("rb") as handle:
@@ -200,13 +197,7 @@ def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
             with saved.open("wb") as handle:
                 pickle.dump((rows, scored), handle)
     rows = exemplar_rows() + rows
-    store = VectorStore({"minilm": OnnxMiniLM(), "e5": MultilingualE5()}, cache)
-    for name in store.embedders:
-        texts = [r.text for r in rows if name in r.embedders]
-        texts += [u for s in scored if s.embedder == name for u in s.units]
-        store.ensure(name, texts)
-    store.save()
-    return rows, scored, store
+    return rows, scored, embed_all(rows, scored, cache)
 
 
 def fit(rows: list[Row], store: VectorStore, name: str) -> RequestModel:
