@@ -14,55 +14,24 @@ training data.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from supportagent.engines.triage_model import (
-    load_linear_model,
-    row_probabilities,
-    save_linear_model,
-)
-from supportagent.retrieval.dense import Vectors
+from supportagent.engines.triage_model import SentenceModel
 
 HARMLESS = "harmless"
 MODEL_GROUP = "risk_model"
 
 
-@dataclass(frozen=True)
-class RiskModel:
-    """Weights (vector dimensions x classes), biases, and what the model was trained on."""
+class RiskModel(SentenceModel):
+    """The risk model: classes the four risk categories and ``harmless``."""
 
-    weights: Vectors
-    bias: Vectors
-    meta: dict[str, Any]
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        return tuple(self.meta["classes"])
-
-    @property
-    def model_id(self) -> str:
-        """The embedder whose vectors the model reads."""
-        return str(self.meta["embedder"])
-
-    def probabilities(self, vectors: Vectors) -> dict[str, Vectors]:
-        """Per class, each vector's (row's) probability."""
-        if vectors.shape[1] != self.weights.shape[0]:
-            raise ValueError(
-                f"the risk model for {self.model_id} reads {self.weights.shape[0]} dimensions, "
-                f"got {vectors.shape[1]}; retrain it with bench/train_risk_model.py"
-            )
-        return row_probabilities(vectors, self.weights, self.bias, self.classes)
-
-    def save(self, folder: Path) -> Path:
-        return save_linear_model(folder, MODEL_GROUP, self.weights, self.bias, self.meta)
+    GROUP = MODEL_GROUP
+    TRAINER = "bench/train_risk_model.py"
 
 
 def load_risk_model(model_id: str, folder: Path | None = None) -> RiskModel | None:
     """The shipped model for ``model_id`` (or the one in ``folder``); None when there is none."""
-    found = load_linear_model(MODEL_GROUP, model_id, folder)
-    return None if found is None else RiskModel(*found)
+    return RiskModel.load(model_id, folder)
 
 
 @functools.cache

@@ -23,15 +23,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from supportagent.engines.triage_model import (
-    load_linear_model,
-    row_probabilities,
-    save_linear_model,
-)
+from supportagent.engines.triage_model import SentenceModel
 from supportagent.retrieval.dense import Vectors
 
 MONEY = "money_specific"
@@ -51,22 +46,11 @@ class Asked:
     probability: float
 
 
-@dataclass(frozen=True)
-class RequestModel:
-    """Weights (vector dimensions x classes), biases, and metadata: the embedder, the classes,
-    the threshold, and what the model was trained on."""
+class RequestModel(SentenceModel):
+    """The request model; its metadata also holds the calibrated threshold and floor."""
 
-    weights: Vectors
-    bias: Vectors
-    meta: dict[str, Any]
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        return tuple(self.meta["classes"])
-
-    @property
-    def model_id(self) -> str:
-        return str(self.meta["embedder"])
+    GROUP = MODEL_GROUP
+    TRAINER = "bench/train_request_model.py"
 
     @property
     def threshold(self) -> float:
@@ -76,16 +60,6 @@ class RequestModel:
     def floor(self) -> float:
         """Below this, the model disagrees with another model's money or account decision."""
         return float(self.meta.get("floor", 0.0))
-
-    def probabilities(self, vectors: Vectors) -> dict[str, Vectors]:
-        """Per class, each row's probability."""
-        if vectors.shape[1] != self.weights.shape[0]:
-            raise ValueError(
-                f"the request model for {self.model_id} reads {self.weights.shape[0]} "
-                f"dimensions, got {vectors.shape[1]}; retrain it with "
-                "bench/train_request_model.py"
-            )
-        return row_probabilities(vectors, self.weights, self.bias, self.classes)
 
     def strongest(self, vectors: Vectors) -> Asked | None:
         """The sentence (row) most likely to be an ask, or None when there are no rows."""
@@ -97,14 +71,10 @@ class RequestModel:
         code = MONEY if p[MONEY][best] >= p[ACCOUNT][best] else ACCOUNT
         return Asked(best, code, float(asked[best]))
 
-    def save(self, folder: Path) -> Path:
-        return save_linear_model(folder, MODEL_GROUP, self.weights, self.bias, self.meta)
-
 
 def load_request_model(model_id: str, folder: Path | None = None) -> RequestModel | None:
     """The shipped model for ``model_id`` (or the one in ``folder``); None when there is none."""
-    found = load_linear_model(MODEL_GROUP, model_id, folder)
-    return None if found is None else RequestModel(*found)
+    return RequestModel.load(model_id, folder)
 
 
 @functools.cache
