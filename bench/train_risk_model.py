@@ -331,6 +331,23 @@ def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
     return rows, scored, embed_all(rows, scored, cache)
 
 
+def provenance(
+    rows: Sequence[Row], exemplars: str, *, l2: float, epochs: int, rate: float
+) -> dict[str, object]:
+    """What a model records of its training: when, the sets and labels of its rows, the digest
+    of the ``exemplars`` group it learnt from, and the trainer's settings (this trainer's and
+    train_request_model.py's)."""
+    return {
+        "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "trained_on": dict(sorted(Counter(r.source for r in rows).items())),
+        "labels": dict(sorted(Counter(r.label for r in rows).items())),
+        "exemplar_digest": load_exemplars(exemplars).digest,
+        "l2": l2,
+        "epochs": epochs,
+        "rate": rate,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, help="keep sentence vectors here between runs")
@@ -339,15 +356,7 @@ def main() -> None:
     for name, embedder in store.embedders.items():
         mine = [r for r in rows if name in r.embedders]
         weights, bias = fit(rows, store, name)
-        meta = {
-            "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "trained_on": dict(sorted(Counter(r.source for r in mine).items())),
-            "labels": dict(sorted(Counter(r.label for r in mine).items())),
-            "exemplar_digest": load_exemplars("safety").digest,
-            "l2": L2,
-            "epochs": EPOCHS,
-            "rate": RATE,
-        }
+        meta = provenance(mine, "safety", l2=L2, epochs=EPOCHS, rate=RATE)
         path = model_of(weights, bias, embedder.model_id, meta).save(OUT)
         print(f"{name}: {len(mine)} sentences, {meta['trained_on']}; wrote {path}")
 
