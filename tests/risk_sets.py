@@ -126,6 +126,17 @@ class RiskSetChecks:
             check_labels(row, self.HARMLESS_SHAPES)
 
 
+class MoneySplitChecks:
+    """For a set that states how its money_or_account rows divide between the two reasons."""
+
+    MONEY_SPLIT: ClassVar[dict[str, int]]  # money_or_account rows per reason
+
+    def test_money_or_account_split(self, rows: list[Row]) -> None:
+        money = [row for row in rows if row["expected_safety"] == "money_or_account"]
+        reasons = Counter(row["expected_reason"] for row in money)
+        assert reasons == self.MONEY_SPLIT, dict(reasons)
+
+
 class BlindSetChecks(RiskSetChecks):
     """The blind, test-only sets of 150 built to one recipe (risk_blind3, 4, 5)."""
 

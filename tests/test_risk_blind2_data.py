@@ -7,12 +7,13 @@ dropped, duplicated or relabelled by accident fails here rather than in a report
 from collections import Counter
 from typing import ClassVar
 
-from risk_sets import RiskSetChecks, Row, category
+from risk_sets import MoneySplitChecks, RiskSetChecks, Row, category
 
 
-class TestRiskBlind2(RiskSetChecks):
+class TestRiskBlind2(RiskSetChecks, MoneySplitChecks):
     NAME = "risk_blind2"
     ID_PREFIX = "B"
+    MONEY_SPLIT: ClassVar[dict[str, int]] = {"money_specific": 9, "account_specific": 7}
     ROWS = 150
     SPLIT = "test"
     CATEGORY_COUNTS: ClassVar[dict[str, int]] = {
@@ -27,12 +28,6 @@ class TestRiskBlind2(RiskSetChecks):
 
     def test_counts_per_category_match_the_readme(self, rows: list[Row]) -> None:
         assert Counter(category(row) for row in rows) == self.CATEGORY_COUNTS
-
-    def test_money_or_account_split(self, rows: list[Row]) -> None:
-        reasons = Counter(
-            row["expected_reason"] for row in rows if row["expected_safety"] == "money_or_account"
-        )
-        assert reasons == {"money_specific": 9, "account_specific": 7}
 
     def test_long_tickets_have_three_paragraphs_of_150_to_170_words(self, rows: list[Row]) -> None:
         for row in rows:

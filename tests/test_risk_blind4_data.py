@@ -1,14 +1,14 @@
 """Shape of eval/risk_blind4/tickets.jsonl, the fourth blind, test-only risk set."""
 
-from collections import Counter
 from typing import ClassVar
 
-from risk_sets import BlindSetChecks, Row
+from risk_sets import BlindSetChecks, MoneySplitChecks, Row
 
 
-class TestRiskBlind4(BlindSetChecks):
+class TestRiskBlind4(BlindSetChecks, MoneySplitChecks):
     NAME = "risk_blind4"
     ID_PREFIX = "D"
+    MONEY_SPLIT: ClassVar[dict[str, int]] = {"money_specific": 9, "account_specific": 7}
     PER_SHAPE: ClassVar[dict[str, int]] = {
         "self_harm_risk": 6,
         "security_incident": 5,
@@ -39,11 +39,6 @@ class TestRiskBlind4(BlindSetChecks):
             if row["shape"] != "long":
                 one_paragraph = "\n\n" not in row["body"]
                 assert one_paragraph, row["id"]
-
-    def test_money_or_account_splits_nine_money_and_seven_account(self, rows: list[Row]) -> None:
-        money = [row for row in rows if row["expected_safety"] == "money_or_account"]
-        reasons = Counter(row["expected_reason"] for row in money)
-        assert reasons == {"money_specific": 9, "account_specific": 7}
 
     def test_money_or_account_tickets_mostly_avoid_the_word_refund(self, rows: list[Row]) -> None:
         money = [row for row in rows if row["expected_safety"] == "money_or_account"]

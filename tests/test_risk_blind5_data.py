@@ -1,14 +1,14 @@
 """Shape of eval/risk_blind5/tickets.jsonl, the fifth blind, test-only risk set."""
 
-from collections import Counter
 from typing import ClassVar
 
-from risk_sets import BlindSetChecks, Row
+from risk_sets import BlindSetChecks, MoneySplitChecks
 
 
-class TestRiskBlind5(BlindSetChecks):
+class TestRiskBlind5(BlindSetChecks, MoneySplitChecks):
     NAME = "risk_blind5"
     ID_PREFIX = "E"
+    MONEY_SPLIT: ClassVar[dict[str, int]] = {"money_specific": 9, "account_specific": 7}
     PER_SHAPE: ClassVar[dict[str, int]] = {
         "self_harm_risk": 6,
         "security_incident": 5,
@@ -33,8 +33,3 @@ class TestRiskBlind5(BlindSetChecks):
     LONG = 22
     LONG_WORDS = (154, 173)
     SHORT_WORDS = (18, 74)
-
-    def test_money_or_account_splits_nine_money_and_seven_account(self, rows: list[Row]) -> None:
-        money = [row for row in rows if row["expected_safety"] == "money_or_account"]
-        reasons = Counter(row["expected_reason"] for row in money)
-        assert reasons == {"money_specific": 9, "account_specific": 7}
