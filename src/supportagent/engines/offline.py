@@ -151,7 +151,10 @@ def _choose(
         best = ranked[0]
         picks = [best]
         if not best.typed:
-            typed = next((s for s in ranked[1:4] if s.typed and s.answers), None)
+            typed = next(
+                (s for s in ranked[1:4] if s.typed and s.answers and _about(s, best, scorer)),
+                None,
+            )
             if typed is not None:
                 picks.append(typed)
             elif question.kind in TYPED:
@@ -185,6 +188,23 @@ def _choose(
             if all(_distinct(pick.unit, c.unit) for c in chosen) and len(chosen) < MAX_UNITS:
                 chosen.append(pick)
     return chosen, answers, unanswered
+
+
+#: A unit of another document quoted for carrying the asked-for thing must match the question
+#: by meaning within this of the best unit, which lacks it.
+HELPER_MARGIN = 0.1
+
+
+def _about(helper: Scored, best: Scored, scorer: UnitScorer) -> bool:
+    """True when ``helper``, quoted beside ``best`` because it has the asked-for kind of thing
+    (a name, a duration) that ``best`` lacks, is about what was asked: from the same document,
+    or nearly as close to the question by meaning. "Enquiries arrive under **Events >
+    Enquiries**" has a label, but says nothing about capping arrivals per slot."""
+    if helper.unit.passage.doc_id == best.unit.passage.doc_id:
+        return True
+    mine = scorer.dense(best.question, scorer.units.index(best.unit))
+    theirs = scorer.dense(helper.question, scorer.units.index(helper.unit))
+    return mine is None or theirs is None or theirs >= mine - HELPER_MARGIN
 
 
 def _names_among_items(question: Question, best: Scored, ranked: Sequence[Scored]) -> bool:
@@ -273,7 +293,14 @@ def _rival(
     """
     if scorer.questions[best.question].kind not in _VALUED:
         return None
-    mine = {(q.dimension, q.base_value) for q in quantities(best.unit.text)}
+    # Only values of the kind asked for: "retried 6 times over 12 hours" answers "how many
+    # times?" with a count; "an hour of downtime" elsewhere is no other count.
+    asked = scorer.questions[best.question].kind
+    mine = {
+        (q.dimension, q.base_value)
+        for q in quantities(best.unit.text)
+        if (q.dimension == "duration") == (asked is AnswerKind.DURATION)
+    }
     kinds = {dimension for dimension, _ in mine}
     for other in ranked[1:4]:
         if (

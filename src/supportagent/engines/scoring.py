@@ -154,6 +154,7 @@ class UnitScorer:
         # the spelled-out name beside the short one.
         self._spelled = spelled_out(prose, [h.passage.text for h in evidence])
         weights = _rarity([h.passage.text for h in evidence])
+        self._passage_texts = [h.passage.text.casefold() for h in evidence]
         # "If I don't set one" asks for the default, and its words ("set") are not the topic.
         self._terms = [
             _weights(
@@ -399,18 +400,31 @@ class UnitScorer:
         k = self.units.index(scored.unit)
         words = set(tokenize(scored.unit.text))
         # Not one that drops a name the ticket uses ("Android 10 or later, and the oldest app
-        # version is 7.0" is not said by "The oldest app version is 7.0").
+        # version is 7.0" is not said by "The oldest app version is 7.0"): a name that gives a
+        # value ("Android 10") must be in the article's unit, another one ("the plugin in
+        # WordPress") in its unit or its passage, which the citation points to.
         named = self.names(scored.unit)[0]
+        valued = {v.split(" ")[0].casefold() for v in _VERSION_VALUE.findall(scored.unit.text)}
         given = (
             _values(scored.unit.text) if self.questions[scored.question].kind in TYPED else set()
         )
         floor = scored.score - TWIN_MARGIN
+        # A name the ticket uses that the unit gives a value for ("WooCommerce 7.0") must come
+        # with a value in the article's unit too ("The WooCommerce connector is a plugin" does
+        # not say which WooCommerce it needs).
+        needed = {v.split("=", 1)[1].split(" ")[0] for v in given} & named
         best: tuple[float, int] | None = None
         for j, unit in enumerate(self.units):
             if (
                 not unit.from_article
                 or unit.procedure != scored.unit.procedure
-                or not named <= self.names(unit)[0]
+                or not needed <= {v.split("=", 1)[1].split(" ")[0] for v in _values(unit.text)}
+            ):
+                continue
+            own = self.names(unit)[0]
+            passage = unit.passage.text.casefold()
+            if not all(
+                n in own or (n not in valued and (n in passage or self._common(n))) for n in named
             ):
                 continue
             other = set(tokenize(unit.text))
@@ -423,6 +437,12 @@ class UnitScorer:
             if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
+
+    def _common(self, name: str) -> bool:
+        """True for a name at least half the evidence passages use (the product's own name),
+        which tells nothing about what one sentence says."""
+        texts = self._passage_texts
+        return bool(texts) and 2 * sum(name in t for t in texts) >= len(texts)
 
     def antecedent(self, scored: Scored) -> Scored | None:
         """The sentence of the same article that says what ``scored`` refers to as "the X"
