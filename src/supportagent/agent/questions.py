@@ -148,9 +148,7 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
         asks = {f"{subject}. {body}".strip(". ") if body else subject: ""}
     questions = [replace(classify_question(q), context=c) for q, c in asks.items()]
     questions = [
-        replace(q, kind=AnswerKind.NAME)
-        if text in named and q.kind is not AnswerKind.NAME
-        else q
+        replace(q, kind=AnswerKind.NAME) if text in named and q.kind is not AnswerKind.NAME else q
         for q, text in zip(questions, asks, strict=True)
     ]
     # The subject often says what a vague question is about ("Is there a way ...?").
