@@ -12,6 +12,7 @@ was asked (``engines.offline_check``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -171,6 +172,9 @@ def _choose(
             lead = _procedure_lead(best, ranked)
             if lead is not None:
                 picks.insert(0, lead)
+            caution = _caution(best, ranked)
+            if caution is not None:
+                picks.append(caution)
         else:
             close = _close_second(index, best, ranked, picks, scorer)
             if close is not None:
@@ -224,6 +228,31 @@ def _names_among_items(question: Question, best: Scored, ranked: Sequence[Scored
         and s.score >= best.score - CLOSE_MARGIN / 2
     ]
     return len(near) >= 2
+
+
+#: A sentence that warns what a step cannot take back: "A merge cannot be undone."
+_CAUTION = re.compile(
+    r"\b(?:cannot|can't|can not|is not|isn't) be (?:undone|reversed|recovered|restored|"
+    r"reverted)\b|\b(?:irreversible|permanently|no undo|no way (?:back|to undo))\b",
+    re.IGNORECASE,
+)
+
+
+def _caution(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
+    """The sentence right after the procedure ``best`` that warns it cannot be taken back
+    ("A merge cannot be undone."): a customer about to follow the steps needs it."""
+    after = best.unit.position + len(best.unit.sentences)
+    return next(
+        (
+            s
+            for s in ranked
+            if s.unit.passage is best.unit.passage
+            and s.unit.shape == "sentence"
+            and s.unit.position == after
+            and _CAUTION.search(s.unit.text)
+        ),
+        None,
+    )
 
 
 def _procedure_lead(best: Scored, ranked: Sequence[Scored]) -> Scored | None:

@@ -111,7 +111,13 @@ _QUESTION_SUBJECT = re.compile(
 )
 #: A question that leans on what was said before it: "Is that possible?", "Which role should
 #: I give her?" (the sentence before says what she needs to do).
-_VAGUE = re.compile(r"\b(?:this|that|it|these|those|one|her|him|she|he)\b", re.I)
+_VAGUE = re.compile(
+    r"\b(?:this|that|it|these|those|one|her|him|she|he)\b"
+    # "Can each take payments in its own currency?": each of what the sentence before named.
+    r"|\beach(?= (?:of (?:them|these|those|us)|can|could|will|would|has|have|take|get|use|keep|"
+    r"need|needs|pay)\b)",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
