@@ -210,6 +210,15 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        # "Which label printers work with it?": the names of the things that do.
+        AnswerKind.NAME,
+        re.compile(
+            r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<focus>[a-z]{4,}s)\s+(?:work|works|are "
+            r"supported|are compatible|do you support|does it support)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         AnswerKind.NUMBER,
         re.compile(
             r"\bhow (?:many|much|big|large|long is|high|fast)\b|"

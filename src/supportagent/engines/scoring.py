@@ -362,8 +362,10 @@ class UnitScorer:
                     word in where.lower() for word in _SETTING
                 )
         elif typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
-            # "Which event ...?" wants an event's name: where the unit or its section says so.
-            where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
+            # "Which event ...?" wants an event's name: where the unit or its section says so;
+            # a procedure's steps only pass things on the way ("Pick the printer").
+            text = "" if unit.procedure else unit.text
+            where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
             typed = question.focus.rstrip("s")[:6] in where.lower()
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
