@@ -23,9 +23,11 @@ from supportagent.agent.facts import (
     Conflict,
     Fact,
     Links,
+    compatible_roles,
     extract_facts,
     find_conflicts,
     quantities,
+    role_of,
     stated_by,
 )
 from supportagent.agent.questions import AnswerKind, Question, asks_explanation, ticket_questions
@@ -331,6 +333,9 @@ def _rival(
         if (q.dimension == "duration") == (asked is AnswerKind.DURATION)
     }
     kinds = {dimension for dimension, _ in mine}
+    # What each duration does ("within 10 seconds" is a deadline, "an hour of downtime" is
+    # none): two values disagree only when they can be about the same thing.
+    roles = {role_of(best.unit.text, q) for q in quantities(best.unit.text)}
     for other in ranked[1:4]:
         if (
             other in picks
@@ -340,7 +345,12 @@ def _rival(
             or scorer.scope_fit(other.unit) <= -SCOPE_BONUS
         ):
             continue
-        theirs = {(q.dimension, q.base_value) for q in quantities(other.unit.text)}
+        theirs = {
+            (q.dimension, q.base_value)
+            for q in quantities(other.unit.text)
+            if q.dimension != "duration"
+            or any(compatible_roles(role_of(other.unit.text, q), r) for r in roles)
+        }
         same_kind = {value for value in theirs if value[0] in kinds}
         if not same_kind or same_kind & mine:
             continue  # nothing to compare, or the same value: no disagreement

@@ -486,6 +486,11 @@ class UnitScorer:
         )
 
 
+#: A question for the time allowed to do something, which a deadline ("within 10 seconds")
+#: answers.
+_ASKS_DEADLINE = re.compile(
+    r"\b(?:deadline|time limit|timeout|time-out|how long do (?:i|we|you|they) have)\b", re.I
+)
 #: The roles (``facts.role_of``) of a duration before an event and after one.
 _SIDES = frozenset({"lead", "delay"})
 
@@ -494,10 +499,14 @@ def _side_fit(question: str, text: str) -> float:
     """ "How long before the trip ...?" is answered by "21 days before departure", not by "2
     days after the departure has sailed" (and the other way round): half the type bonus for a
     duration on the asked side of its event, minus as much for one only on the other side."""
+    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
+    if _ASKS_DEADLINE.search(question) and "deadline" in roles:
+        # "What's the deadline for the endpoint to respond?": "within 10 seconds", not "retried
+        # over 12 hours".
+        return TYPE_BONUS / 2
     wanted = event_side(question)
     if not wanted:
         return 0.0
-    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
     sides = roles & _SIDES
     if wanted in sides:
         return TYPE_BONUS / 2
