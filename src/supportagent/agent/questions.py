@@ -329,13 +329,19 @@ _MEASURES = (
     ("money", re.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I)),
     # A commission or a discount is a share (or an amount): "8%", "$2 off".
     ("share", re.compile(r"\b(?:commission|discount|percentage|surcharge)s?\b", re.I)),
+    # "How much above what we ordered can we book?": a margin over something ("5% more"),
+    # not a price.
+    ("margin", re.compile(r"\bhow (?:much|many|far) (?:more|above|over|extra|beyond)\b", re.I)),
 )
 #: The quantity dimensions (``facts.Quantity.dimension``) that answer each measure.
 _MEASURED = {
     "size": frozenset({"size"}),
     "money": frozenset({"usd", "eur", "gbp"}),
     "share": frozenset({"percent", "usd", "eur", "gbp"}),
+    "margin": frozenset({"percent"}),
 }
+#: "3 more", "2 extra", "10 over": a count given as a margin.
+_MARGIN = re.compile(r"\b\d[\d,.]*\s+(?:[a-z]+\s+)?(?:more|extra|over)\b", re.I)
 
 
 #: "How long before the trip does ...": the time between a deadline and the event it precedes
@@ -442,8 +448,10 @@ def has_answer(text: str, question: Question) -> bool:
             # "How much space?" is not answered by "1200 pixels", nor "what does it cost?" by
             # "within 5 minutes".
             wanted = _MEASURED[question.focus]
-            return any(q.dimension.split("/")[0] in wanted for q in quantities(text)) or (
-                question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I))
+            return (
+                any(q.dimension.split("/")[0] in wanted for q in quantities(text))
+                or (question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I)))
+                or (question.focus == "margin" and bool(_MARGIN.search(text)))
             )
         return _NUMBER.search(text) is not None or bool(
             _NUMBER_WORDS.search(_NOT_A_COUNT.sub(" ", text))
