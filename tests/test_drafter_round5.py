@@ -14,7 +14,8 @@ from drafting import hits, minilm, quoted
 from supportagent.agent.questions import AnswerKind, classify_question, has_answer, ticket_questions
 from supportagent.domain import DocKind, Passage, Ticket, resolved_body
 from supportagent.engines.extract import evidence_units
-from supportagent.engines.offline import OfflineEngine
+from supportagent.engines.offline import OfflineEngine, _rival
+from supportagent.engines.scoring import Scored, UnitScorer
 
 
 def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
@@ -168,3 +169,117 @@ def test_the_article_is_quoted_over_a_resolved_ticket_that_keeps_the_asked_value
         "It needs Android 12 or later and 2 GB of free space."
     ]
     assert draft.sentences[0].citations == ("kb-plotbook-app#tablet-app",)
+
+
+# ---------------------------------------------------------------------------- round 5, part 2
+
+
+def test_can_each_leans_on_the_sentence_before() -> None:
+    t = Ticket(
+        "T-5",
+        "Two sites",
+        "We run allotments in Leeds and in Lyon under one login. Can each take fees in its "
+        "own money?",
+    )
+    questions = ticket_questions(t)
+    evidence = hits(kb("kb-fees", "Plot fees are collected through GardenPay."))
+    scorer = UnitScorer(t, questions, evidence_units(evidence), evidence, minilm().embed)
+    assert "Leeds and in Lyon" in scorer._lead(questions[0])
+    # "each" before a noun names no one: "each plot" is clear.
+    plain = Ticket("T-6", "Fees", "We like the app. Can each plot have its own fee?")
+    [question] = ticket_questions(plain)
+    scorer = UnitScorer(plain, [question], evidence_units(evidence), evidence, minilm().embed)
+    assert "We like the app" not in scorer._lead(question)
+
+
+def test_a_procedure_comes_with_the_warning_after_it() -> None:
+    passage = kb(
+        "kb-plots",
+        "Two plots can be joined into one. To join them:\n\n"
+        "1. Open the first plot and choose **Join**.\n"
+        "2. Pick the second plot.\n"
+        "3. Confirm.\n\n"
+        "Joining cannot be undone. Plot numbers are kept.",
+        heading="Joining plots",
+    )
+    text = quoted("Joining", "How do I join two plots into one?", passage)
+    assert "Joining cannot be undone." in text
+    assert "Plot numbers are kept." not in text
+
+
+def test_which_things_work_with_it_asks_for_names_not_a_procedure() -> None:
+    question = classify_question("Which label printers work with the plot map?")
+    assert question.kind is AnswerKind.NAME and question.focus == "printers"
+    printing = kb(
+        "kb-maps",
+        "1. Open **Plots** and choose **Map**.\n2. Click **Print map**.\n3. Pick the printer.",
+        heading="Printing the map",
+        title="Plot maps",
+    )
+    printers = kb(
+        "kb-maps",
+        "Supported printers are those that can print a PDF on A4 paper.",
+        heading="Printers",
+        title="Plot maps",
+    )
+    text = quoted("Printers", "Which label printers work with the plot map?", printing, printers)
+    assert "Supported printers are those that can print a PDF on A4 paper." in text
+
+
+def test_a_deadline_question_prefers_a_duration_given_as_a_deadline() -> None:
+    passage = kb(
+        "kb-sensors",
+        "Soil sensors that miss a reading are asked again 3 times over 2 hours. A sensor must "
+        "answer a reading request within 30 seconds.",
+        heading="Soil sensors",
+    )
+    text = quoted("Sensors", "What's the deadline for a soil sensor to answer?", passage)
+    assert text[0] == "A sensor must answer a reading request within 30 seconds."
+
+
+def test_a_resolved_duration_of_another_role_is_no_rival() -> None:
+    article = kb(
+        "kb-gates",
+        "A gate code must be typed within 20 seconds of the first key.",
+        heading="Gate codes",
+        title="Gates",
+    )
+    ticket = resolved(
+        "RT-60",
+        "The gate would not take our code. Is the keypad broken?",
+        "The keypad restarts by itself, so an hour without power is covered.",
+    )
+    rival = resolved(
+        "RT-61",
+        "The keypad gave up on my code. Why?",
+        "A gate code must be typed within 45 seconds on the old keypads.",
+    )
+    evidence = hits(article, ticket, rival)
+    t = Ticket("T-6", "Gate code", "What's the time limit for typing the gate code?")
+    questions = ticket_questions(t)
+    units = evidence_units(evidence)
+    scorer = UnitScorer(t, questions, units, evidence, minilm().embed)
+    by_doc = {u.passage.doc_id: u for u in units}
+    best = Scored(by_doc["kb-gates"], 0, 0.6, True, True)
+    # Linked, nearly as good, another duration; "an hour without power" is no deadline.
+    ranked = [best, Scored(by_doc["RT-60"], 0, 0.58, True, True)]
+    links = {"RT-60": ("kb-gates",), "RT-61": ("kb-gates",)}
+
+    def linked(doc: str) -> tuple[str, ...]:
+        return links.get(doc, ())
+
+    assert _rival(best, ranked, [best], scorer, linked) is None
+    # Another deadline for the same thing is the other side.
+    ranked = [best, Scored(by_doc["RT-61"], 0, 0.58, True, True)]
+    other = _rival(best, ranked, [best], scorer, linked)
+    assert other is not None and other.unit.passage.doc_id == "RT-61"
+
+
+def test_how_much_above_asks_for_a_margin_not_a_price() -> None:
+    question = classify_question(
+        "How much over the booked hours can a member stay before a warden has to approve?"
+    )
+    assert question.kind is AnswerKind.NUMBER and question.focus == "margin"
+    assert has_answer("Members may stay up to 10% over the booked time.", question)
+    assert has_answer("Up to 2 more hours are allowed.", question)
+    assert not has_answer("**Plus**: $12 a month, up to 4 plots.", question)
