@@ -237,7 +237,10 @@ def test_a_deadline_question_prefers_a_duration_given_as_a_deadline() -> None:
     assert text[0] == "A sensor must answer a reading request within 30 seconds."
 
 
-def test_a_resolved_duration_of_another_role_is_no_rival() -> None:
+def test_a_linked_resolved_duration_is_a_rival_whatever_its_role() -> None:
+    """The link says the resolved ticket is about the article's topic, and the roles the
+    heuristics read are often wrong across wordings, so its other duration is quoted: one
+    sentence too many for the reviewer costs less than one side of a conflict stated alone."""
     article = kb(
         "kb-gates",
         "A gate code must be typed within 20 seconds of the first key.",
@@ -249,30 +252,46 @@ def test_a_resolved_duration_of_another_role_is_no_rival() -> None:
         "The gate would not take our code. Is the keypad broken?",
         "The keypad restarts by itself, so an hour without power is covered.",
     )
-    rival = resolved(
-        "RT-61",
-        "The keypad gave up on my code. Why?",
-        "A gate code must be typed within 45 seconds on the old keypads.",
-    )
-    evidence = hits(article, ticket, rival)
+    evidence = hits(article, ticket)
     t = Ticket("T-6", "Gate code", "What's the time limit for typing the gate code?")
     questions = ticket_questions(t)
     units = evidence_units(evidence)
     scorer = UnitScorer(t, questions, units, evidence, minilm().embed)
     by_doc = {u.passage.doc_id: u for u in units}
     best = Scored(by_doc["kb-gates"], 0, 0.6, True, True)
-    # Linked, nearly as good, another duration; "an hour without power" is no deadline.
     ranked = [best, Scored(by_doc["RT-60"], 0, 0.58, True, True)]
-    links = {"RT-60": ("kb-gates",), "RT-61": ("kb-gates",)}
 
     def linked(doc: str) -> tuple[str, ...]:
-        return links.get(doc, ())
+        return ("kb-gates",) if doc == "RT-60" else ()
 
-    assert _rival(best, ranked, [best], scorer, linked) is None
-    # Another deadline for the same thing is the other side.
-    ranked = [best, Scored(by_doc["RT-61"], 0, 0.58, True, True)]
     other = _rival(best, ranked, [best], scorer, linked)
-    assert other is not None and other.unit.passage.doc_id == "RT-61"
+    assert other is not None and other.unit.passage.doc_id == "RT-60"
+
+
+def test_an_unlinked_duration_of_another_role_is_no_rival() -> None:
+    deadline = kb(
+        "kb-gates",
+        "A gate code must be typed within 20 seconds of the first key.",
+        heading="Gate codes",
+        title="Gates",
+    )
+    span = kb(
+        "kb-keypads",
+        "A gate code typed on a keypad stays valid for an hour.",
+        heading="Gate codes on keypads",
+        title="Keypads",
+    )
+    evidence = hits(deadline, span)
+    t = Ticket("T-7", "Gate code", "What's the time limit for typing the gate code?")
+    questions = ticket_questions(t)
+    units = evidence_units(evidence)
+    scorer = UnitScorer(t, questions, units, evidence, minilm().embed)
+    by_doc = {u.passage.doc_id: u for u in units}
+    best = Scored(by_doc["kb-gates"], 0, 0.6, True, True)
+    ranked = [best, Scored(by_doc["kb-keypads"], 0, 0.58, True, True)]
+    # Alike by meaning and sharing "gate code" with the question, but a deadline and a span
+    # of validity are not two answers to one thing.
+    assert _rival(best, ranked, [best], scorer, None) is None
 
 
 def test_how_much_above_asks_for_a_margin_not_a_price() -> None:

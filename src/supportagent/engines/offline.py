@@ -345,16 +345,21 @@ def _rival(
             or scorer.scope_fit(other.unit) <= -SCOPE_BONUS
         ):
             continue
+        # A resolved ticket linked to the best unit's article is about its topic whatever role
+        # its duration plays ("a 5-day grace period" against "penalised once 10 days have gone
+        # by"): its other value is the other side of a possible conflict, always quoted.
+        linked = _linked(best.unit, other.unit, links)
         theirs = {
             (q.dimension, q.base_value)
             for q in quantities(other.unit.text)
-            if q.dimension != "duration"
+            if linked
+            or q.dimension != "duration"
             or any(compatible_roles(role_of(other.unit.text, q), r) for r in roles)
         }
         same_kind = {value for value in theirs if value[0] in kinds}
         if not same_kind or same_kind & mine:
             continue  # nothing to compare, or the same value: no disagreement
-        if _linked(best.unit, other.unit, links):
+        if linked:
             return other
         # Alike by meaning, and sharing a word with the question: "failed deliveries are
         # retried over 24 hours" is alike "parcels that arrive later" by meaning only.
