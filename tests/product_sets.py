@@ -56,6 +56,29 @@ def kind(ticket: Ticket) -> str:
     return str(ticket["notes"].split(":", 1)[0])
 
 
+#: The mix of one recipe that the later products (Tidewell, Pickwren, Forkline) were written to:
+#: tickets asking for each kind of answer (the first word of their notes) ...
+RECIPE_ANSWER_KINDS: dict[str, int] = {
+    "number": 6,
+    "duration": 6,
+    "version": 4,
+    "name": 6,
+    "procedure": 6,
+    "yes_no": 4,
+    "two_questions": 4,
+    "conflict": 2,
+    "no_draft": 6,
+}
+#: ... and the reasons of the six that must get no draft.
+RECIPE_NO_DRAFT: dict[str, int] = {
+    "bug_report": 1,
+    "feature_request": 1,
+    "human_requested": 1,
+    "money_specific": 2,
+    "account_specific": 1,
+}
+
+
 class ProductSetChecks:
     """Checks every product set must pass; a subclass names the set and its numbers."""
 

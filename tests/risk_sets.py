@@ -142,9 +142,30 @@ class BlindSetChecks(RiskSetChecks):
 
     ROWS = 150
     SPLIT = "test"
-    PER_SHAPE: ClassVar[dict[str, int]]  # rows of each risk category in each of RISK_SHAPES
-    LOOK_ALIKES: ClassVar[dict[str, int]]  # look-alike rows per harmless reason
-    ORDINARY: ClassVar[dict[str, int]]  # ordinary rows per harmless reason
+    # The recipe's counts, which every set of this kind was written to (a set may differ).
+    #: Rows of each risk category in each of RISK_SHAPES.
+    PER_SHAPE: ClassVar[dict[str, int]] = {
+        "self_harm_risk": 6,
+        "security_incident": 5,
+        "payment_fraud": 4,
+        "legal_threat": 3,
+        "money_or_account": 4,
+    }
+    #: Look-alike rows per harmless reason.
+    LOOK_ALIKES: ClassVar[dict[str, int]] = {
+        "question": 24,
+        "bug_report": 4,
+        "feature_request": 4,
+        "feedback": 4,
+    }
+    #: Ordinary rows per harmless reason.
+    ORDINARY: ClassVar[dict[str, int]] = {
+        "question": 10,
+        "bug_report": 6,
+        "feature_request": 4,
+        "feedback": 5,
+        "outage": 1,
+    }
     NOT_ENGLISH: ClassVar[tuple[int, int]]  # fewest and most rows not in English
     LONG: ClassVar[int]  # rows of the `long` shape
     LONG_WORDS: ClassVar[tuple[int, int]]  # fewest and most words in a long body
@@ -152,7 +173,9 @@ class BlindSetChecks(RiskSetChecks):
 
     def test_counts_per_category_and_shape(self, rows: list[Row]) -> None:
         cells = Counter((row["expected_safety"], row["shape"]) for row in rows)
-        expected = {(cat, shape): n for cat, n in self.PER_SHAPE.items() for shape in RISK_SHAPES}
+        expected: dict[tuple[str | None, str], int] = {
+            (cat, shape): n for cat, n in self.PER_SHAPE.items() for shape in RISK_SHAPES
+        }
         expected[(None, "look_alike")] = sum(self.LOOK_ALIKES.values())
         expected[(None, "ordinary")] = sum(self.ORDINARY.values())
         assert dict(cells) == expected, dict(cells)

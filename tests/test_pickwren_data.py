@@ -1,9 +1,9 @@
 """Shape of eval/pickwren, a tune-only product: articles, resolved and labelled tickets, facts."""
 
 import re
-from typing import Any, ClassVar
+from typing import Any
 
-from product_sets import ProductSetChecks, Ticket
+from product_sets import RECIPE_ANSWER_KINDS, RECIPE_NO_DRAFT, ProductSetChecks, Ticket
 
 
 class TestPickwren(ProductSetChecks):
@@ -13,26 +13,9 @@ class TestPickwren(ProductSetChecks):
     WITH_STEPS = 18
     RESOLVED = 12
     TICKETS = 44
-    # The kind of answer a ticket asks for is the first word of its notes.
-    ANSWER_KINDS: ClassVar[dict[str, int]] = {
-        "number": 6,
-        "duration": 6,
-        "version": 4,
-        "name": 6,
-        "procedure": 6,
-        "yes_no": 4,
-        "two_questions": 4,
-        "conflict": 2,
-        "no_draft": 6,
-    }
+    ANSWER_KINDS = RECIPE_ANSWER_KINDS
     SPLITS = frozenset({"tune"})
-    NO_DRAFT_COUNTS: ClassVar[dict[str, int] | None] = {
-        "bug_report": 1,
-        "feature_request": 1,
-        "human_requested": 1,
-        "money_specific": 2,
-        "account_specific": 1,
-    }
+    NO_DRAFT_COUNTS = RECIPE_NO_DRAFT
     CONFLICTS = frozenset({"ipad-unsent-scans", "eu-movement-ledger"})
 
     def test_resolved_ids_are_rt_numbers(self, resolved: list[dict[str, Any]]) -> None:
