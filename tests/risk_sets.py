@@ -222,7 +222,7 @@ def category(row: Row) -> str:
 
 
 class TuneSetChecks(RiskSetChecks):
-    """The tune-only sets whose rows mark their risky and trap sentences (risk_tune3, 4)."""
+    """The tune-only sets whose rows mark their risky and trap sentences (risk_tune3, 4, 5)."""
 
     SPLIT = "tune"
     FIELDS = FIELDS | {"risk_sentences", "trap_sentences"}
