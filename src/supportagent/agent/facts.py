@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
@@ -77,9 +77,34 @@ _UNIT_ALIASES = {
     "recipient": "recipient recipients",
     "contact": "contact contacts",
     "segment": "segment segments",
+    # Measures: lengths, weights, volumes, temperatures, power, bandwidth ("6 mm" is "6
+    # millimetres"). Single letters are read only in the case that writes them ("5 m", "2 L").
+    "mm": "mm millimetre millimetres millimeter millimeters",
+    "cm": "cm centimetre centimetres centimeter centimeters",
+    "metre": "metre metres meter meters",
+    "km": "km kilometre kilometres kilometer kilometers",
+    "inch": "inch inches",
+    "foot": "ft foot feet",
+    "mile": "mile miles",
+    "gram": "gram grams gramme grammes",
+    "kg": "kg kilo kilos kilogram kilograms kilogramme kilogrammes",
+    "tonne": "tonne tonnes",
+    "lb": "lb lbs",
+    "ml": "ml millilitre millilitres milliliter milliliters",
+    "litre": "litre litres liter liters",
+    "celsius": "°c ºc celsius",
+    "fahrenheit": "°f ºf fahrenheit",
+    "watt": "w watt watts",
+    "kw": "kw kilowatt kilowatts",
+    "kwh": "kwh",
+    "kbps": "kbps",
+    "mbps": "mbps",
+    "gbps": "gbps",
 }
 #: Every spelling of a unit mapped to its canonical name ("mins" -> "minute").
 UNITS = {alias: unit for unit, aliases in _UNIT_ALIASES.items() for alias in aliases.split()}
+#: Units written as one letter, in the case that writes them: "5 m" is metres, "5M" is not.
+_LETTER_UNITS = {"m": "metre", "g": "gram", "l": "litre", "L": "litre", "W": "watt"}
 #: Units of one dimension, each with its size in that dimension's base unit.
 _SCALES: dict[str, tuple[str, Decimal]] = {
     "millisecond": ("duration", Decimal("0.001")),
@@ -95,6 +120,40 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
     "mb": ("size", Decimal(1024**2)),
     "gb": ("size", Decimal(1024**3)),
     "tb": ("size", Decimal(1024**4)),
+    "mm": ("length", Decimal("0.001")),
+    "cm": ("length", Decimal("0.01")),
+    "metre": ("length", Decimal(1)),
+    "km": ("length", Decimal(1000)),
+    "inch": ("length", Decimal("0.0254")),
+    "foot": ("length", Decimal("0.3048")),
+    "mile": ("length", Decimal("1609.344")),
+    "gram": ("mass", Decimal("0.001")),
+    "kg": ("mass", Decimal(1)),
+    "tonne": ("mass", Decimal(1000)),
+    "lb": ("mass", Decimal("0.45359237")),
+    "ml": ("volume", Decimal("0.001")),
+    "litre": ("volume", Decimal(1)),
+    "celsius": ("temperature", Decimal(1)),
+    "fahrenheit": ("temperature", Decimal(5) / Decimal(9)),
+    "watt": ("power", Decimal(1)),
+    "kw": ("power", Decimal(1000)),
+    "kwh": ("energy", Decimal(1)),
+    "kbps": ("bandwidth", Decimal(1000)),
+    "mbps": ("bandwidth", Decimal(1000**2)),
+    "gbps": ("bandwidth", Decimal(1000**3)),
+}
+_PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
+#: The dimensions of a measured value (not a duration, a count or money): what "what time",
+#: "how heavy" or "at what temperature" ask for.
+MEASURES = frozenset(
+    {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
+    | {"bandwidth", "size", "percent"}
+)
+#: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
+_OFFSETS = {"fahrenheit": Decimal(-32)}
+#: Units of a measure, that number words count for too ("ten millimetres", "five percent").
+_MEASURES = frozenset(u for u, (dim, _) in _SCALES.items() if dim not in ("duration", "size")) | {
+    "percent"
 }
 #: Words between a number and its unit that say which ones count ("five opening days").
 _QUALIFIERS = frozenset(
@@ -125,7 +184,7 @@ _QUANTITY = re.compile(
 #: Units counted in words often enough to read "three more times" as a value.
 _COUNTED = frozenset({"time", "attempt", "retry"})
 _FREQUENCY = re.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
-_TAIL = re.compile(r"(?:\s*|-)(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
+_TAIL = re.compile(r"(?:\s*|-)(%|[°º]\s?[CF]\b|°|º|[A-Za-z][A-Za-z-]*)(?:\s*([A-Za-z][A-Za-z-]*))?")
 _PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
 
 
@@ -150,7 +209,8 @@ class Quantity:
     def base_value(self) -> Decimal:
         """The value in its dimension's base unit (seconds, bytes), so 1 day equals 24 hours."""
         head = self.unit.partition("/")[0]
-        return (self.value * _SCALES.get(head, ("", Decimal(1)))[1]).normalize()
+        value = self.value + _OFFSETS.get(head, Decimal(0))
+        return (value * _SCALES.get(head, ("", Decimal(1)))[1]).quantize(_PLACES).normalize()
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -164,9 +224,12 @@ def quantities(text: str) -> list[Quantity]:
             unit, end = UNITS[currency], match.end()
         if unit is None:
             continue
+        elif currency and unit in _SCALES:
+            unit, end = UNITS[currency], match.end()  # "$5m" is money, not metres
         if word is not None:
             duration = unit in _SCALES and _SCALES[unit][0] == "duration"
-            if not duration and (unit not in _COUNTED or word.lower() in ("a", "an")):
+            counted = unit in _COUNTED or unit in _MEASURES
+            if not duration and (not counted or word.lower() in ("a", "an")):
                 continue
             if _FREQUENCY.search(text, 0, match.start()) or (
                 word.lower() in "an" and unit == "second"
@@ -180,6 +243,11 @@ def quantities(text: str) -> list[Quantity]:
             unit = f"{unit}/{UNITS[per.group(1).lower()]}"
             end = per.end()
         found.append(Quantity(value, unit, text[match.start() : end].strip(), match.start(), end))
+    clocks = clock_values(text)
+    if clocks:
+        # "the 01:00-04:00 window" is one value, not "00-04" and a stray number.
+        found = [q for q in found if not any(c.start <= q.start < c.end for c in clocks)]
+        found = sorted([*found, *clocks], key=lambda q: q.start)
     return found
 
 
@@ -187,13 +255,118 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
     tail = _TAIL.match(text, start)
     if tail is None:
         return None, start
-    first = tail.group(1).lower()
-    if first in _QUALIFIERS and tail.group(2):
-        second = tail.group(2).lower()
+    raw, second = tail.group(1), (tail.group(2) or "").lower()
+    first = raw.lower()
+    if first in _QUALIFIERS and second:
         return (UNITS[second], tail.end()) if second in UNITS else (None, start)
+    if first in ("degree", "degrees", "°", "º", "deg"):
+        # "4 degrees", "4 degrees Celsius", "40 °F": Celsius unless it says Fahrenheit.
+        if second in ("f", "fahrenheit"):
+            return "fahrenheit", tail.end()
+        if second in ("c", "celsius", "centigrade"):
+            return "celsius", tail.end()
+        return "celsius", tail.end(1)
+    if first == "per" and second == "cent":
+        return "percent", tail.end()
+    if first.replace(" ", "") in UNITS and raw[0] in "°º":
+        return UNITS[first.replace(" ", "")], tail.end(1)
+    if len(raw) == 1 and raw != "%":
+        unit = _LETTER_UNITS.get(raw) or (UNITS.get(raw) if raw.islower() else None)
+        return (unit, tail.end(1)) if unit else (None, start)
     if first in UNITS:
         return UNITS[first], tail.end(1)
     return None, start
+
+
+_MERIDIEM = r"(?:\s*([ap])\.?\s?m\b\.?)"
+_CLOCK = (
+    rf"(?:(?:([01]?\d|2[0-4]):([0-5]\d)(?![\d:]){_MERIDIEM}?)|(?:(1[0-2]|0?[1-9]){_MERIDIEM})"
+    r"|(midnight|noon|midday))"
+)
+#: A time of day: "01:00", "9:30 pm", "2 a.m."; a window between two: "01:00-04:00",
+#: "between 1 and 4 am", "from 22:00 to 06:00".
+_CLOCK_TIME = re.compile(rf"(?<![\w:.]){_CLOCK}", re.IGNORECASE)
+_WINDOW = re.compile(
+    r"(?<![\w:.])(?:(?:between|from)\s+)?"
+    rf"(?:{_CLOCK}|(1[0-2]|0?[1-9])(?=\s*(?:-|\u2013|\u2014|to|and|until|till)\s*(?:1[0-2]|0?[1-9])"
+    r"\s*[ap]\.?\s?m\b))"
+    r"\s*(?:-|\u2013|\u2014|to|and|until|till)\s*"
+    rf"{_CLOCK}",
+    re.IGNORECASE,
+)
+_NAMED_TIMES = {"midnight": 0, "noon": 720, "midday": 720}
+#: Minutes in a day, which a window's start is counted in so that one number holds both ends.
+_DAY_MINUTES = 24 * 60 + 1
+
+
+def _minutes(groups: Sequence[str | None], meridiem: str | None = None) -> int | None:
+    """Minutes after midnight of one matched time (hour, minute, meridiem, hour, meridiem,
+    name), or None when it is no time ("25:00")."""
+    hour24, minute, mer1, hour12, mer2, name = groups
+    if name:
+        return _NAMED_TIMES[name.lower()]
+    if hour24 is not None:
+        hour, mer = int(hour24), mer1
+    elif hour12 is not None:
+        hour, mer = int(hour12), mer2
+    else:
+        return None
+    mer = (mer or meridiem or "").lower()
+    if mer and not 1 <= hour <= 12:
+        return None
+    if mer == "p" and hour != 12:
+        hour += 12
+    elif mer == "a" and hour == 12:
+        hour = 0
+    total = hour * 60 + int(minute or 0)
+    return total if total <= 24 * 60 else None
+
+
+def clock_values(text: str) -> list[Quantity]:
+    """Times of day (unit ``clock``, minutes after midnight) and windows between two (unit
+    ``window``; :func:`window_bounds` reads both ends back), in order. "12:00-14:00" and
+    "between noon and 2 pm" are one window; a bare "14" is no time. A window and a time are
+    values of different kinds and are never compared."""
+    found: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    for match in _WINDOW.finditer(text):
+        g = match.groups()
+        end = _minutes(g[7:13])
+        end_mer = g[9] or g[11]
+        bare = g[6]
+        if bare is None:
+            start = _minutes(g[0:6], end_mer if not (g[2] or g[4]) and g[0] is None else None)
+        else:
+            # "between 1 and 4 am" shares the end's meridiem; "10 to 2 pm" starts before noon.
+            start = _minutes((None, None, None, bare, end_mer, None))
+            if start is not None and end is not None and start > end and end_mer:
+                start = _minutes((None, None, None, bare, "ap"[end_mer.lower() == "a"], None))
+        if start is None or end is None or start == end:
+            continue
+        value = Decimal(start * _DAY_MINUTES + end)
+        found.append(Quantity(value, "window", match.group(0).strip(), match.start(), match.end()))
+        taken.append((match.start(), match.end()))
+    for match in _CLOCK_TIME.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        g = match.groups()
+        if g[5] is not None:
+            continue  # "at midday" alone is too loose a time to compare
+        minutes = _minutes(g)
+        if minutes is None:
+            continue
+        found.append(
+            Quantity(Decimal(minutes), "clock", match.group(0).strip(), match.start(), match.end())
+        )
+    return sorted(found, key=lambda q: q.start)
+
+
+def window_bounds(quantity: Quantity) -> tuple[int, int] | None:
+    """A window's start and end, in minutes after midnight; None for any other value."""
+    if quantity.unit != "window":
+        return None
+    start, end = divmod(int(quantity.value), _DAY_MINUTES)
+    return start, end
 
 
 _DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekday"]
@@ -245,10 +418,26 @@ _REGION = re.compile(
     r"\b(?:in|for)\s+(?:the|our)\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
     r"data center)\b|\b([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data centre|data center)\b"
 )
+#: Nouns that limit a value to some of the things a product serves, by the kind of scope:
+#: "the Aero 3 model", "the Northfield region", "the Harbour Street branch".
+_SCOPE_NOUNS = {
+    "model": r"models?|devices?|handsets?|printers?|scanners?|terminals?|vehicles?|sensors?",
+    "region": r"regions?|zones?|districts?|counties|county|countries|country|provinces?",
+    "site": r"sites?|branch(?:es)?|stores?|venues?|farms?|warehouses?|depots?|offices?"
+    r"|locations?|campus(?:es)?",
+}
+_SCOPE_NOUN = "|".join(_SCOPE_NOUNS.values())
+_NAMED_SCOPE = re.compile(rf"\b([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)?)\s+({_SCOPE_NOUN})\b")
+#: "that model", "your region": a resolved ticket's answer about the one its question names.
+_DEICTIC_SCOPE = re.compile(
+    rf"\b(?:this|that|these|those|your|their|its|the same)\s+({_SCOPE_NOUN})\b", re.I
+)
 _UNIVERSAL = re.compile(
-    r"\b(?:on|for|in)\s+(?:every|all|each|any)\s+(?:plans?|tiers?|accounts?|endpoints?|"
-    r"regions?|customers?)\b|\bregardless of\b|\bno matter\b|\bwithout exception\b"
-    r"|\b(?:the )?same (?:for|on|in) (?:every|all|each|any)\b",
+    r"\b(?:on|for|in|at|across)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the|your)\s+|our\s+"
+    r"|the\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
+    rf"regions?|customers?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
+    r"|\bwithout exception\b|\bwhatever the\b|\bwhichever\b"
+    r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b",
     re.IGNORECASE,
 )
 #: Words that say how a value is held, or that every sentence about limits uses: they do not
@@ -271,7 +460,9 @@ _GENERIC = frozenset(
 _TIME_WORDS = frozenset(
     tokenize(" ".join(_UNIT_ALIASES[u] for u in _SCALES)) + tokenize("percent %")
 )
-_CLAUSE = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
+_CLAUSE = re.compile(
+    r"(?<!\d),|,(?!\d)|(?<!\d):|:(?!\d)|[;()]|\s(?:and|but|while|whereas|so|because|which|then)\s"
+)
 
 
 _ROLE_BEFORE = (
@@ -385,6 +576,41 @@ def _masked(text: str, raw: str) -> str:
 
 _PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
 _NOT_PLANS = frozenset({"the", "a", "an", "your", "every", "all", "each", "this", "that", "any"})
+#: Words before a scope noun that do not name one ("Older models", "Our farms", "Which region").
+_NOT_NAMES = _NOT_PLANS | frozenset(
+    re.findall(
+        r"\w+",
+        "our their my its one some other same most many few both these those which what no "
+        "older newer new old earlier later larger smaller outdoor indoor different several "
+        "multiple single each every",
+    )
+)
+
+
+def _scope_kind(noun: str) -> str:
+    return next(k for k, words in _SCOPE_NOUNS.items() if re.fullmatch(words, noun, re.I))
+
+
+def scope_names(texts: Iterable[str]) -> dict[str, str]:
+    """Names the texts give a model, region or site ("the Aero 3 model": "Aero 3" -> "model"),
+    as written, so that the name alone ("The Aero 3 takes ...") scopes a sentence too."""
+    names: dict[str, str] = {}
+    for text in texts:
+        for match in _NAMED_SCOPE.finditer(text):
+            name = _scope_name(match.group(1))
+            if name:
+                names.setdefault(name, _scope_kind(match.group(2)))
+    return names
+
+
+def _scope_name(name: str) -> str:
+    """``name`` without a leading word that names nothing ("Our North" -> "North")."""
+    words = name.split()
+    while words and words[0].lower() in _NOT_NAMES:
+        words = words[1:]
+    if not words or words[0].lower() in _NOT_NAMES or not words[0][0].isupper():
+        return ""
+    return " ".join(words)
 
 
 def plan_names(texts: Iterable[str]) -> frozenset[str]:
@@ -395,10 +621,13 @@ def plan_names(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(names - _NOT_PLANS)
 
 
-def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...], bool]:
-    """The plans, endpoints and regions ``sentence`` limits itself to, and whether it says it
-    holds for all of them. ``plans``: names known to be plans, found without the word "plan"
-    too ("On Team, ...")."""
+def scope_of(
+    sentence: str, plans: Collection[str] = (), names: Mapping[str, str] | None = None
+) -> tuple[tuple[str, ...], bool]:
+    """The plans, endpoints, regions, models and sites ``sentence`` limits itself to, and
+    whether it says it holds for all of them. ``plans``: names known to be plans, found
+    without the word "plan" too ("On Team, ..."); ``names``: names of models, regions and
+    sites (:func:`scope_names`), found as written ("The Aero 3 takes ...")."""
     scopes: list[str] = []
     for match in _PLAN.finditer(sentence):
         name = (match.group(1) or match.group(2) or "").strip()
@@ -410,7 +639,16 @@ def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...
     for match in _ENDPOINT.finditer(sentence):
         scopes.append(f"endpoint:{match.group(2).lower()}")
     for match in _REGION.finditer(sentence):
-        scopes.append(f"region:{(match.group(1) or match.group(2)).lower()}")
+        name = match.group(1) or match.group(2)
+        if name.lower() not in _NOT_NAMES:  # "Every region" names none
+            scopes.append(f"region:{name.lower()}")
+    for match in _NAMED_SCOPE.finditer(sentence):
+        name = _scope_name(match.group(1))
+        if name:
+            scopes.append(f"{_scope_kind(match.group(2))}:{name.lower()}")
+    for name, kind in (names or {}).items():
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sentence):
+            scopes.append(f"{kind}:{name.lower()}")
     return tuple(dict.fromkeys(scopes)), _UNIVERSAL.search(sentence) is not None
 
 
@@ -427,10 +665,13 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     """Every value with a unit in ``passages``, as a fact with its subject and scope."""
     passages = list(passages)
     plans = plan_names(p.text for p in passages)
+    names = scope_names(p.text for p in passages)
     facts: list[Fact] = []
     for passage in passages:
+        asked: tuple[str, ...] = ()
         if passage.kind is DocKind.RESOLVED:
             context_text = passage.text.partition("\n\n")[0]
+            asked = scope_of(context_text, plans, names)[0]
         else:
             context_text = " ".join((passage.title, *passage.heading_path))
         context = frozenset(tokenize(context_text)) - _GENERIC - _TIME_WORDS
@@ -453,7 +694,9 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
             if not found and not schedule:
                 continue
-            scope, universal = scope_of(sentence, plans)
+            scope, universal = scope_of(sentence, plans, names)
+            if not scope and asked and _DEICTIC_SCOPE.search(sentence):
+                scope = asked  # "that model takes updates at noon": the one the question names
             # "... over about 24 hours. This schedule is the same on every plan."
             following = sentences[index + 1] if index + 1 < len(sentences) else ""
             universal = universal or (
@@ -465,7 +708,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                 often = position >= len(found)
                 # The value's own unit says what is counted, not what about ("24 hours").
                 own = scope_words | frozenset(tokenize(quantity.raw))
-                clause_text = _clause_at(sentence, quantity.start)
+                clause_text = _clause_at(sentence, quantity.start, quantity.end)
                 clause = subject_terms(clause_text) - own
                 whole = whole - own
                 # Without words of its own ("The Growth plan allows 50 requests per second"),
@@ -533,10 +776,13 @@ def _subject_clause(sentence: str, clause: str, quantity: Quantity) -> str:
     return sentence[: end + len(quantity.raw)].strip() if end >= 0 else sentence
 
 
-def _clause_at(sentence: str, offset: int) -> str:
-    """The clause of ``sentence`` around character ``offset``."""
+def _clause_at(sentence: str, offset: int, end: int = 0) -> str:
+    """The clause of ``sentence`` around characters ``offset`` to ``end`` (a value: "between
+    23:00 and 05:00" is not cut at its "and")."""
     start = 0
     for match in _CLAUSE.finditer(sentence):
+        if offset <= match.start() < end:
+            continue
         if match.start() >= offset:
             return sentence[start : match.start()]
         start = match.end()
