@@ -177,7 +177,7 @@ _WORD_NUMBERS = {
     "thirty": 30, "sixty": 60, "ninety": 90, "a": 1, "an": 1,
 }  # fmt: skip
 _QUANTITY = re.compile(
-    r"(?<![\w.-])([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
+    r"(?:(?<![\w.\-\u2212])|(?<=[\s(][-\u2212])|(?<=^[-\u2212]))([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
     r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
     re.IGNORECASE,
 )
@@ -242,13 +242,22 @@ def quantities(text: str) -> list[Quantity]:
         if per is not None and per.group(1).lower() in UNITS:
             unit = f"{unit}/{UNITS[per.group(1).lower()]}"
             end = per.end()
-        found.append(Quantity(value, unit, text[match.start() : end].strip(), match.start(), end))
+        start = match.start()
+        sign = _MINUS.search(text, 0, start)
+        if sign is not None:
+            if unit not in ("celsius", "fahrenheit"):
+                continue  # "2-3 days", "-4 days": only a temperature is read below zero
+            value, start = -value, sign.start()  # "-4 °C"
+        found.append(Quantity(value, unit, text[start:end].strip(), start, end))
     clocks = clock_values(text)
     if clocks:
         # "the 01:00-04:00 window" is one value, not "00-04" and a stray number.
         found = [q for q in found if not any(c.start <= q.start < c.end for c in clocks)]
         found = sorted([*found, *clocks], key=lambda q: q.start)
     return found
+
+
+_MINUS = re.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
 
 
 def _unit_after(text: str, start: int) -> tuple[str | None, int]:
@@ -278,7 +287,7 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
     return None, start
 
 
-_MERIDIEM = r"(?:\s*([ap])\.?\s?m\b\.?)"
+_MERIDIEM = r"(?:\s*([ap])(?:\.\s?m\.|\s?m\b))"
 _CLOCK = (
     rf"(?:(?:([01]?\d|2[0-4]):([0-5]\d)(?![\d:]){_MERIDIEM}?)|(?:(1[0-2]|0?[1-9]){_MERIDIEM})"
     r"|(midnight|noon|midday))"
@@ -997,6 +1006,10 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
         return False  # "one segment holds 160", "four segments hold 612": two conditions
     if a.listed or b.listed:
         return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
+    if a.dimension.split("/")[0] in MEASURES:
+        mine, theirs = aspects(a), aspects(b)
+        if mine and theirs and not mine & theirs:
+            return False  # "stands 180 cm tall", "60 cm deep": two lengths of two things
     if by_kind(a, b):
         # A schedule and a delay: no number of the one is a case of the other. Not a schedule
         # that keeps a span its sentence gives ("reaches back 24 months; older entries are
@@ -1013,6 +1026,25 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
     values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
     values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}
     return not ({a.value, b.value} <= values_a or {a.value, b.value} <= values_b)
+
+
+#: What a measure measures, when its clause says: "180 cm tall" and "60 cm deep" are two
+#: lengths of two things, whatever else their sentences share.
+_ASPECTS = (
+    ("height", re.compile(r"\b(?:tall|high|height|heights)\b", re.I)),
+    ("depth", re.compile(r"\b(?:deep|depth)\b", re.I)),
+    ("width", re.compile(r"\b(?:wide|width|across)\b", re.I)),
+    ("length", re.compile(r"\b(?:long|length)\b", re.I)),
+    ("thickness", re.compile(r"\b(?:thick|thickness)\b", re.I)),
+    ("diameter", re.compile(r"\b(?:diameter|radius)\b", re.I)),
+    ("distance", re.compile(r"\b(?:away|distance|range|apart)\b", re.I)),
+)
+
+
+def aspects(fact: Fact) -> frozenset[str]:
+    """The aspects (height, depth, width, ...) a measure's clause names; empty when none."""
+    text = fact.clause or fact.sentence
+    return frozenset(name for name, pattern in _ASPECTS if pattern.search(text))
 
 
 def _headings_meet(a: Fact, b: Fact) -> bool:

@@ -445,10 +445,22 @@ def _with_other_sides(
 
 def _other_side(unit: Unit, conflict: Conflict, ticket: Ticket) -> Fact | None:
     for side in conflict.sides:
-        if side.passage_id == unit.passage_id and side.sentence in unit.text:
+        if side.passage_id == unit.passage_id and _states_side(unit, side):
             other = conflict.general if side is conflict.specific else conflict.specific
             return other
     return None
+
+
+def _states_side(unit: Unit, side: Fact) -> bool:
+    """True when ``unit`` quotes the sentence of ``side``, or part of it with its value ("Its
+    heat alarm waits until 40 degrees." out of "The X model has a deeper probe, so its heat
+    alarm waits until 40 degrees.")."""
+    if side.sentence in unit.text:
+        return True
+    whole = side.sentence.casefold()
+    return stated_by(unit.text, side) and any(
+        len(part) > 12 and part.casefold().rstrip(" .!?") in whole for part in unit.sentences
+    )
 
 
 def _dropped(previous: Draft | None, verdict: Verdict | None) -> set[str]:
