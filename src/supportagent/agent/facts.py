@@ -77,6 +77,7 @@ _UNIT_ALIASES = {
     "recipient": "recipient recipients",
     "contact": "contact contacts",
     "segment": "segment segments",
+    "pixel": "px pixel pixels",
     # Measures: lengths, weights, volumes, temperatures, power, bandwidth ("6 mm" is "6
     # millimetres"). Single letters are read only in the case that writes them ("5 m", "2 L").
     "mm": "mm millimetre millimetres millimeter millimeters",
@@ -147,14 +148,13 @@ _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 #: "how heavy" or "at what temperature" ask for.
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
-    | {"bandwidth", "size", "percent"}
+    | {"bandwidth", "size", "percent", "pixel"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
 #: Units of a measure, that number words count for too ("ten millimetres", "five percent").
-_MEASURES = frozenset(u for u, (dim, _) in _SCALES.items() if dim not in ("duration", "size")) | {
-    "percent"
-}
+_MEASURES = frozenset(u for u, (dim, _) in _SCALES.items() if dim not in ("duration", "size"))
+_MEASURES |= {"percent", "pixel"}
 #: Words between a number and its unit that say which ones count ("five opening days").
 _QUALIFIERS = frozenset(
     {
@@ -236,12 +236,17 @@ def quantities(text: str) -> list[Quantity]:
             ):
                 continue  # "once a month" is how often; "a second key" is not a duration
             value = Decimal(_WORD_NUMBERS[word.lower()])
+            if word.lower() in ("a", "an") and _HALF.search(text, 0, match.start()):
+                value = Decimal("0.5")  # "half an hour", "half a day"
         else:
             value = Decimal(digits.replace(",", ""))
         per = _PER.match(text, end)
         if per is not None and per.group(1).lower() in UNITS:
             unit = f"{unit}/{UNITS[per.group(1).lower()]}"
             end = per.end()
+        elif unit in _MONEY and (often := _PER_PERIOD.match(text, end)) is not None:
+            unit = f"{unit}/{_PERIOD_OF[often.group(1).lower()][0]}"  # "$3.50 monthly"
+            end = often.end()
         start = match.start()
         sign = _MINUS.search(text, 0, start)
         if sign is not None:
@@ -257,6 +262,9 @@ def quantities(text: str) -> list[Quantity]:
     return found
 
 
+_MONEY = frozenset({"usd", "eur", "gbp"})
+_PER_PERIOD = re.compile(r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE)
+_HALF = re.compile(r"\bhalf\s+$", re.IGNORECASE)
 _MINUS = re.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
 
 
@@ -430,7 +438,7 @@ _REGION = re.compile(
 #: Nouns that limit a value to some of the things a product serves, by the kind of scope:
 #: "the Aero 3 model", "the Northfield region", "the Harbour Street branch".
 _SCOPE_NOUNS = {
-    "model": r"models?|devices?|handsets?|printers?|scanners?|terminals?|vehicles?|sensors?",
+    "model": r"models?|handsets?|printers?|scanners?|terminals?|vehicles?|sensors?",
     "region": r"regions?|zones?|districts?|counties|county|countries|country|provinces?",
     "site": r"sites?|branch(?:es)?|stores?|venues?|farms?|warehouses?|depots?|offices?"
     r"|locations?|campus(?:es)?",
@@ -443,8 +451,8 @@ _DEICTIC_SCOPE = re.compile(
 )
 _UNIVERSAL = re.compile(
     r"\b(?:on|for|in|at|across)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the|your)\s+|our\s+"
-    r"|the\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
-    rf"regions?|customers?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
+    r"|the\s+)?(?:[a-z][\w-]*\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
+    rf"regions?|customers?|devices?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
     r"|\bwithout exception\b|\bwhatever the\b|\bwhichever\b"
     r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b",
     re.IGNORECASE,
@@ -675,6 +683,13 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     passages = list(passages)
     plans = plan_names(p.text for p in passages)
     names = scope_names(p.text for p in passages)
+    # A name most passages use is the product's or the company's ("every Hivecast device"),
+    # not one model among others.
+    names = {
+        name: kind
+        for name, kind in names.items()
+        if sum(1 for p in passages if name in p.text) <= max(2, len(passages) // 3)
+    }
     facts: list[Fact] = []
     for passage in passages:
         asked: tuple[str, ...] = ()
@@ -701,6 +716,8 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
             found = quantities(sentence)
             # "once a week, every Monday": one schedule, said twice.
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
+            # "$3.50 monthly" is a price per month, not a schedule.
+            schedule = [q for q in schedule if not any(f.start <= q.start < f.end for f in found)]
             if not found and not schedule:
                 continue
             scope, universal = scope_of(sentence, plans, names)
@@ -728,7 +745,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                     or (own - frozenset(tokenize(quantity.raw)))
                     | (frozenset(tokenize(quantity.unit.split("/")[0])) - _TIME_WORDS)
                 )
-                conditions = _numbers(clause_text.replace(quantity.raw, " "))
+                conditions = _conditions(sentence, clause_text, quantity, found)
                 listed = not often and (
                     sum(1 for q in found if q.dimension == quantity.dimension) >= 3
                 )
@@ -766,6 +783,28 @@ _COUNT = re.compile(
     re.IGNORECASE,
 )
 _DIGIT_OF = {w: str(n) for w, n in _WORD_NUMBERS.items() if len(w) > 2}
+
+
+def _conditions(
+    sentence: str, clause: str, quantity: Quantity, found: Sequence[Quantity]
+) -> frozenset[str]:
+    """The other numbers of the value's clause: a measure or time of day as its value ("in 30
+    minutes" and "within half an hour" are one condition), a bare number as it is written."""
+    start = sentence.find(clause)
+    inside = [
+        q
+        for q in found
+        if q is not quantity
+        and start >= 0
+        and start <= q.start < start + len(clause)
+        and not quantity.start <= q.start < quantity.end  # "a month" of "$2 a month"
+    ]
+    measured = {f"{q.dimension}={q.base_value}" for q in inside if q.unit in _SCALES}
+    rest = clause.replace(quantity.raw, " ")
+    for q in inside:
+        if q.unit in _SCALES:
+            rest = rest.replace(q.raw, " ")
+    return frozenset(measured) | _numbers(_CLOCK_TIME.sub(" ", rest))
 
 
 def _numbers(text: str) -> frozenset[str]:
@@ -915,7 +954,9 @@ def find_conflicts(
             continue
         lexical = subject_score(a, b, idf)
         linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
-        if linked and (_same_topic(a, b) or max(dense, phrase) >= LINKED_SIMILARITY):
+        if linked and (
+            _same_topic(a, b) or max(dense, phrase) >= LINKED_SIMILARITY or _one_each(a, b, facts)
+        ):
             # A resolved ticket answered from this very section, with another value of the
             # same kind: the planted case, worded as differently as you like.
             if (i, j) not in closest:
@@ -937,6 +978,12 @@ def find_conflicts(
         else:
             floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
             by_meaning = dense >= SUBJECT_SIMILARITY and lexical >= SUBJECT_OVERLAP_WITH_MEANING
+            # An article and a resolved ticket that each give one value of a measure (one
+            # window, one temperature) are about one thing when their sentences mean alike as
+            # much as a linked pair's must, even with no link and few shared words.
+            by_meaning = by_meaning or (
+                max(dense, phrase) >= LINKED_SIMILARITY and _one_each(a, b, facts)
+            )
             if lexical < floor and not by_meaning:
                 continue
         conflict = _judge(a, b)
@@ -970,7 +1017,7 @@ def _closest_linked(
             continue
         alike = max(dense, phrase)
         if not compatible_roles(a.role, b.role) or not (
-            _same_topic(a, b) or alike >= LINKED_SIMILARITY
+            _same_topic(a, b) or alike >= LINKED_SIMILARITY or _one_each(a, b, facts)
         ):
             continue
         ticket = i if a.kind is DocKind.RESOLVED else j if b.kind is DocKind.RESOLVED else -1
@@ -978,6 +1025,29 @@ def _closest_linked(
         if key not in best or alike > best[key][0]:
             best[key] = (alike, (i, j))
     return {pair for _, pair in best.values()}
+
+
+def _one_each(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
+    """True when a resolved ticket and the article it links to each give one value of a
+    measure, and of the same one (a window, a temperature, a weight; not a duration or a
+    count, of which an article gives many): "updates install between 01:00 and 04:00" and
+    "new software is pushed from 22:00 to 23:30" answer one question however they are worded.
+    """
+    if {a.kind, b.kind} != {DocKind.KB, DocKind.RESOLVED} or a.dimension != b.dimension:
+        return False
+    if a.dimension.split("/")[0] not in MEASURES or a.role == "frequency":
+        return False
+    family = _family(a.dimension)
+    return all(
+        sum(1 for f in facts if f.doc_id == x.doc_id and _family(f.dimension) == family) == 1
+        for x in (a, b)
+    )
+
+
+def _family(dimension: str) -> str:
+    """Times of day and windows are one family: a ticket that gives a window and the time it
+    ends ("from 21:00 to 06:30", "arrives at 06:30") gives two."""
+    return "clock" if dimension in ("clock", "window") else dimension
 
 
 def _same_topic(a: Fact, b: Fact) -> bool:
@@ -988,10 +1058,12 @@ def _same_topic(a: Fact, b: Fact) -> bool:
     article, ticket = (a, b) if a.kind is DocKind.KB else (b, a)
     if article.kind is not DocKind.KB or ticket.kind is not DocKind.RESOLVED:
         return False
-    topic = article.heading if article.dimension == "duration" else article.heading | article.title
+    # A measure or a time of day is held to what a duration is: a section may give several.
+    strict = article.dimension == "duration" or article.dimension.split("/")[0] in MEASURES
+    topic = article.heading if strict else article.heading | article.title
     if not topic & ticket.words:
         return False
-    if article.dimension != "duration":
+    if not strict:
         return True
     # A section holds many durations: the ticket's sentence must speak of what this one does.
     return bool(article.words & (frozenset(tokenize(ticket.sentence)) - _GENERIC))
