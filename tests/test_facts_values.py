@@ -263,3 +263,45 @@ def test_values_of_one_kind_about_different_things_do_not_conflict() -> None:
     bags = kb("kb-bags", "Seed bags", "A seed bag weighs 25 kg when full.")
     trailer = kb("kb-trailer", "Trailers", "A trailer can carry up to 750 kg of feed.")
     assert conflicts_of(bags, trailer) == []
+
+
+def test_a_price_per_period_and_half_an_hour() -> None:
+    assert [(q.raw, q.unit) for q in quantities("billed at €4.20 weekly")] == [
+        ("€4.20 weekly", "eur/week")
+    ]
+    [q] = quantities("within half an hour")
+    assert q.base_value == Decimal(1800)
+
+
+def test_a_window_and_the_time_it_ends_are_not_one_value_against_another_time() -> None:
+    # The article gives one time of day; the linked ticket gives a window and, later, the
+    # time it ends: two values of the family, so the ticket's clock is not paired alone.
+    article = kb(
+        "kb-report",
+        "Morning report",
+        "The silo report is e-mailed at 06:00 each day.",
+        title="Reports and quiet times",
+    )
+    ticket = resolved(
+        "RT-67",
+        "Can the phone stay silent at night?",
+        "Yes. Silent time now runs from 22:00 to 05:30. Anything held back reaches you at 05:30.",
+    )
+    assert conflicts_of(article, ticket, links={"RT-67": ("kb-report",)}) == []
+
+
+def test_one_measure_each_worded_apart_is_one_subject_when_they_mean_alike() -> None:
+    article = kb(
+        "kb-uploads",
+        "When footage is sent",
+        "The yard camera sends its recordings between 09:00 and 17:00, for all customers.",
+        title="Yard camera",
+    )
+    ticket = resolved(
+        "RT-68",
+        "Our northern depot's camera seems to go quiet in the afternoon. Why?",
+        "For depots in the Northern region the yard camera sends its recordings from 10:00 "
+        "until 13:00 only.",
+    )
+    [conflict] = conflicts_of(article, ticket)  # no link
+    assert (conflict.kind, conflict.specific.scope) == ("contradiction", ("region:northern",))

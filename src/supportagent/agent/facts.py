@@ -599,7 +599,8 @@ _NOT_NAMES = _NOT_PLANS | frozenset(
         r"\w+",
         "our their my its one some other same most many few both these those which what no "
         "older newer new old earlier later larger smaller outdoor indoor different several "
-        "multiple single each every",
+        "multiple single each every for in on at with from to by of when if as and or but so "
+        "only then there here per",
     )
 )
 
