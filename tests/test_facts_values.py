@@ -305,3 +305,26 @@ def test_one_measure_each_worded_apart_is_one_subject_when_they_mean_alike() -> 
     )
     [conflict] = conflicts_of(article, ticket)  # no link
     assert (conflict.kind, conflict.specific.scope) == ("contradiction", ("region:northern",))
+
+
+def test_a_limit_on_a_count_of_things_is_a_value_of_that_thing() -> None:
+    from supportagent.agent.facts import limit_counts
+
+    found = limit_counts("A hub pairs up to 16 lockers; a kiosk holds as many as 40 locker doors.")
+    assert [(q.raw, q.dimension, q.value) for q in found] == [
+        ("16 lockers", "count:locker", Decimal(16)),
+        ("40 locker", "count:locker", Decimal(40)),
+    ]
+    assert limit_counts("up to 3 business days, up to 8 times") == []  # read as before
+    article = kb("kb-hubs", "Hub capacity", "A hub pairs up to 16 lockers of any size.")
+    ticket = resolved(
+        "RT-69",
+        "How many lockers can the Hub XL drive?",
+        "The Hub XL model pairs as many as 40 lockers.",
+    )
+    [conflict] = conflicts_of(article, ticket, links={"RT-69": ("kb-hubs",)})
+    assert conflict.kind == "exception"
+    assert conflict.specific.scope == ("model:hub xl",)
+    # Counts of different things are never compared.
+    staff = kb("kb-staff", "Staff logins", "Each site can have up to 16 staff logins.")
+    assert conflicts_of(article, staff) == []

@@ -378,6 +378,32 @@ def clock_values(text: str) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
+#: "up to 12 hives", "as many as 30 hive stands": a limit on a count of things.
+_LIMIT_COUNT = re.compile(
+    r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+"
+    r"(\d+(?:,\d{3})*)\s+([a-z][a-z-]+)\b",
+    re.IGNORECASE,
+)
+_NOT_COUNTED = frozenset({"of", "more", "per", "a", "an", "the", "in", "on", "at", "for", "to"})
+
+
+def limit_counts(text: str) -> list[Quantity]:
+    """Limits on a count of things that :func:`quantities` has no unit for: "up to 12 hives"
+    and "as many as 30 hive stands" are counts of hives (unit ``count:hive``)."""
+    found = []
+    for match in _LIMIT_COUNT.finditer(text):
+        noun = match.group(2).lower()
+        if noun in UNITS or noun in _QUALIFIERS or noun in _NOT_COUNTED:
+            continue
+        stem = noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+        value = Decimal(match.group(1).replace(",", ""))
+        raw_start = match.start(1)
+        found.append(
+            Quantity(value, f"count:{stem}", text[raw_start : match.end()], raw_start, match.end())
+        )
+    return found
+
+
 def window_bounds(quantity: Quantity) -> tuple[int, int] | None:
     """A window's start and end, in minutes after midnight; None for any other value."""
     if quantity.unit != "window":
@@ -715,6 +741,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         sentences = passage_sentences(passage)
         for index, sentence in enumerate(sentences):
             found = quantities(sentence)
+            found += limit_counts(sentence)
             # "once a week, every Monday": one schedule, said twice.
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
             # "$3.50 monthly" is a price per month, not a schedule.
@@ -1173,4 +1200,6 @@ def stated_by(text: str, fact: Fact) -> bool:
     """True when ``text`` gives the value of ``fact`` (in any unit of its dimension; a
     schedule as a schedule)."""
     found = frequencies(text) if fact.role == "frequency" else quantities(text)
+    if fact.dimension.startswith("count:"):
+        found = limit_counts(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
