@@ -18,6 +18,7 @@ from typing import Any
 
 from supportagent.agent.safety_semantic import Finding, SemanticSafety, default_semantic_safety
 from supportagent.domain import SafetyResult, Ticket
+from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
     compile_patterns,
     first_match,
@@ -28,6 +29,8 @@ from supportagent.ruletable import (
     text_since,
 )
 from supportagent.textnorm import prose
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 SEVERITIES = ("low", "medium", "high", "critical")
 DEFAULT_RULES_FILE = "safety_rules.toml"
@@ -44,19 +47,19 @@ GENERAL_INQUIRY = SafetyResult(
 
 _NEGATORS = frozenset({"no", "not", "never", "without", "none", "nothing", "zero"})
 # A negation only counts inside the clause that holds the match.
-_CLAUSE_BREAK = re.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
-_WORD = re.compile(r"[\w']+")
+_CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
+_WORD = _PATTERNS.compile(r"[\w']+")
 _NEGATION_WINDOW = 2
 # A sentence that supposes the event instead of reporting it: "Hypothetically, if my phone got
 # stolen, ...", "If my password ever leaked, ...", "What would happen if someone ...". Plain
 # "if" is not enough: "if you don't refund me I will sue" and "if someone has my password,
 # lock the account" are reports and threats, not suppositions.
-_HYPOTHETICAL = re.compile(
+_HYPOTHETICAL = _PATTERNS.compile(
     r"\b(?:hypothetical(?:ly)?|what\s+(?:if|happens\s+if|would\s+happen\s+if)|in\s+case"
     r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to))\b",
     re.IGNORECASE,
 )
-_SENTENCE_BREAK = re.compile(r"[.!?\n]")
+_SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
 
 
 @dataclass(frozen=True)
@@ -273,3 +276,6 @@ def _urgency(category: str) -> int:
 def default_screen() -> SafetyScreen:
     """The rule table and the semantic detector (MiniLM; multilingual-e5 when installed)."""
     return SafetyScreen(semantic=default_semantic_safety())
+
+
+_PATTERNS.save()
