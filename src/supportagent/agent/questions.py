@@ -98,6 +98,14 @@ _SECOND = _PATTERNS.compile(
 )
 
 
+#: "What's it called?", "What is its name?": the name of what was just asked about.
+_CALLED = re.compile(
+    r"^(?:and\s+)?(?:what(?:'s| is| are)\s+(?:it|that|this|they|those|the (?:setting|option|"
+    r"switch|feature))\s+called|what(?:'s| is)\s+(?:its|the) name)\W*$",
+    re.IGNORECASE,
+)
+
+
 def ticket_questions(ticket: Ticket) -> list[Question]:
     """The questions of ``ticket``, each with the kind of answer it needs; never empty.
 
@@ -109,13 +117,25 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
     subject = ticket.subject.strip()
     body = text[len(subject) :].strip() if text.startswith(subject) else text
     asks: dict[str, str] = {}  # question -> the statement before it
+    named: set[str] = set()  # questions a "What's it called?" after them asks the name for
     before = ""
     for sentence in _SENTENCE.split(body):
         sentence = sentence.strip()
         if not sentence:
             continue
         if sentence.endswith("?") or _INDIRECT.search(sentence):
-            parts = _questions_in(_LEAD_IN.sub("", _ENUMERATED.sub("", sentence)))
+            if _CALLED.match(sentence) and asks:
+                # "Is there a switch for that? What's it called?": the name of what the
+                # question before asked about, which that question now asks for.
+                named.add(next(reversed(asks)))
+                continue
+            sentence = _ENUMERATED.sub("", sentence)
+            lead = _LEAD_IN.match(sentence)
+            if lead is not None:
+                # "The code you get when pairing a tablet: how long does it last?": what the
+                # lead-in names is what "it" is.
+                before = lead.group(0).strip().rstrip(":").strip() or before
+            parts = _questions_in(_LEAD_IN.sub("", sentence))
             if len(parts) > 1:
                 # "Is that possible, and what is the event called?": the answer to the second
                 # answers the first, which on its own would match anything.
@@ -130,6 +150,10 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
     if not asks:
         asks = {f"{subject}. {body}".strip(". ") if body else subject: ""}
     questions = [replace(classify_question(q), context=c) for q, c in asks.items()]
+    questions = [
+        replace(q, kind=AnswerKind.NAME) if text in named and q.kind is not AnswerKind.NAME else q
+        for q, text in zip(questions, asks, strict=True)
+    ]
     # The subject often says what a vague question is about ("Is there a way ...?").
     if subject and all(q.kind in (AnswerKind.OTHER, AnswerKind.YES_NO) for q in questions):
         kind = classify_question(subject)
@@ -153,7 +177,12 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             r"\b(?:retention|grace) period\b|\bhow far back\b|"
             # "Does it stay locked forever, or does it end after a while?": how long it lasts.
             r"\b(?:stays?|remains?|kept|keep|last|lasts)\b.{0,30}\b(?:forever|indefinitely)\b|"
-            r"\bafter a while\b",
+            r"\bafter a while\b|"
+            # "What's the deadline for the endpoint to respond?", "the default sitting length":
+            # a time allowed (not the length of a text, a name or a field).
+            r"\b(?:deadline|time limit|timeout|time-out|duration)\b|"
+            r"\blength\b(?!.{0,30}\b(?:message|text|sms|name|password|field|characters?|"
+            r"string|subject|title|description|note|file|url|key|code|list)s?\b)",
             re.IGNORECASE,
         ),
     ),
@@ -180,6 +209,15 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         _PATTERNS.compile(
             r"\b(?:is there|are there|do you have|have you got)\s+(?:an?|any|some)\s+"
             r"(?:\w+\s+)?(?P<switch>setting|option|switch|toggle|checkbox)s?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        # "Which label printers work with it?": the names of the things that do.
+        AnswerKind.NAME,
+        re.compile(
+            r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<focus>[a-z]{4,}s)\s+(?:work|works|are "
+            r"supported|are compatible|do you support|does it support)\b",
             re.IGNORECASE,
         ),
     ),
@@ -301,14 +339,20 @@ _MEASURES = (
         _PATTERNS.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I),
     ),
     # A commission or a discount is a share (or an amount): "8%", "$2 off".
-    ("share", _PATTERNS.compile(r"\b(?:commission|discount|percentage|surcharge)s?\b", re.I)),
+    ("share", re.compile(r"\b(?:commission|discount|percentage|surcharge)s?\b", re.I)),
+    # "How much above what we ordered can we book?": a margin over something ("5% more"),
+    # not a price.
+    ("margin", re.compile(r"\bhow (?:much|many|far) (?:more|above|over|extra|beyond)\b", re.I)),
 )
 #: The quantity dimensions (``facts.Quantity.dimension``) that answer each measure.
 _MEASURED = {
     "size": frozenset({"size"}),
     "money": frozenset({"usd", "eur", "gbp"}),
     "share": frozenset({"percent", "usd", "eur", "gbp"}),
+    "margin": frozenset({"percent"}),
 }
+#: "3 more", "2 extra", "10 over": a count given as a margin.
+_MARGIN = re.compile(r"\b\d[\d,.]*\s+(?:[a-z]+\s+)?(?:more|extra|over)\b", re.I)
 
 
 #: "How long before the trip does ...": the time between a deadline and the event it precedes
@@ -395,6 +439,7 @@ _NOT_A_COUNT = _PATTERNS.compile(
 )
 #: A bullet that opens with a bold name: "**Supervisor**: approves ...", "**Draft**: ...".
 _BOLD_LABEL = _PATTERNS.compile(r"^\*\*[A-Z][^*]{1,40}\*\*\s*[:(-]")
+_BOLD_NAME = _PATTERNS.compile(r"\*\*[A-Z][^*]{1,40}\*\*")
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
@@ -418,8 +463,10 @@ def has_answer(text: str, question: Question) -> bool:
             # "How much space?" is not answered by "1200 pixels", nor "what does it cost?" by
             # "within 5 minutes".
             wanted = _MEASURED[question.focus]
-            return any(q.dimension.split("/")[0] in wanted for q in quantities(text)) or (
-                question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I))
+            return (
+                any(q.dimension.split("/")[0] in wanted for q in quantities(text))
+                or (question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I)))
+                or (question.focus == "margin" and bool(_MARGIN.search(text)))
             )
         return _NUMBER.search(text) is not None or bool(
             _NUMBER_WORDS.search(_NOT_A_COUNT.sub(" ", text))
@@ -431,6 +478,8 @@ def has_answer(text: str, question: Question) -> bool:
             _CODE.search(text) is not None
             or _CAPITALISED_INSIDE.search(text) is not None
             or _BOLD_LABEL.match(text) is not None
+            # "With **Remote join** switched on, ...": a label shown in bold is a name.
+            or _BOLD_NAME.search(text) is not None
         )
         if question.focus in ("command",):
             return "`" in text or bool(re.search(r"\b(?:pip|npm|go get|curl)\b", text))

@@ -16,7 +16,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from supportagent.agent.safety_semantic import Finding, SemanticSafety, default_semantic_safety
+from supportagent.agent.safety_semantic import (
+    SUPPOSITION,
+    Finding,
+    SemanticSafety,
+    default_semantic_safety,
+)
 from supportagent.domain import SafetyResult, Ticket
 from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
@@ -50,16 +55,23 @@ _NEGATORS = frozenset({"no", "not", "never", "without", "none", "nothing", "zero
 _CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
 _WORD = _PATTERNS.compile(r"[\w']+")
 _NEGATION_WINDOW = 2
-# A sentence that supposes the event instead of reporting it: "Hypothetically, if my phone got
-# stolen, ...", "If my password ever leaked, ...", "What would happen if someone ...". Plain
-# "if" is not enough: "if you don't refund me I will sue" and "if someone has my password,
-# lock the account" are reports and threats, not suppositions.
-_HYPOTHETICAL = _PATTERNS.compile(
-    r"\b(?:hypothetical(?:ly)?|what\s+(?:if|happens\s+if|would\s+happen\s+if)|in\s+case"
-    r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to))\b",
+# A sentence that supposes the event instead of reporting it (the semantic detector reads
+# the same pattern): "Hypothetically, if my phone got stolen, ...", "What happens if ...".
+_HYPOTHETICAL = SUPPOSITION
+_SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
+# A sentence in which the writer takes someone else to law, not us: "I'm taking a former
+# tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
+# the statements". A sentence that also names us ("you", "your company") is not skipped.
+_THIRD_PARTY = _PATTERNS.compile(
+    r"\b(?:(?:tak\w*|bring\w*|br(?:ought)|su(?:e|es|ing|ed)|against|claim\w*\s+against)\s+"
+    r"(?:a|an|my|our|the|his|her|their|this|one\s+of\s+(?:my|our))\s+(?:\w+\s+){0,2}?"
+    r"(?:tenants?|employees?|staff|customers?|clients?|landlords?|contractors?|suppliers?|"
+    r"neighbou?rs?|husband|wife|ex|partner|spouse|buyers?|sellers?|builders?|members?|"
+    r"subcontractors?|freelancers?|guests?|lodgers?|flatmates?|roommates?)"
+    r"|divorce|custody)\b",
     re.IGNORECASE,
 )
-_SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
+_NAMES_US = _PATTERNS.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -74,18 +86,21 @@ class SafetyRule:
     patterns: tuple[re.Pattern[str], ...]
     skip_negated: bool = False
     skip_hypothetical: bool = False
+    skip_third_party: bool = False
     examples: tuple[str, ...] = ()
     not_examples: tuple[str, ...] = ()
 
     def find(self, text: str) -> re.Match[str] | None:
         """The first match of any pattern in ``text`` that is neither negated nor supposed
         (as the rule asks), or None."""
-        if not (self.skip_negated or self.skip_hypothetical):
+        if not (self.skip_negated or self.skip_hypothetical or self.skip_third_party):
             return first_match(self.patterns, text)
 
         def skip(start: int) -> bool:
-            return (self.skip_negated and _is_negated(text, start)) or (
-                self.skip_hypothetical and _is_hypothetical(text, start)
+            return (
+                (self.skip_negated and _is_negated(text, start))
+                or (self.skip_hypothetical and _is_hypothetical(text, start))
+                or (self.skip_third_party and _against_someone_else(text, start))
             )
 
         return first_match(self.patterns, text, skip)
@@ -153,7 +168,10 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         )
     auto_escalate = field("auto_escalate", bool)
     reason_code = field("reason_code", str)
-    skips = {key: entry.get(key, False) for key in ("skip_negated", "skip_hypothetical")}
+    skips = {
+        key: entry.get(key, False)
+        for key in ("skip_negated", "skip_hypothetical", "skip_third_party")
+    }
     for key, value in skips.items():
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")
@@ -181,6 +199,15 @@ def _is_negated(text: str, start: int) -> bool:
 def _is_hypothetical(text: str, start: int) -> bool:
     """True when the sentence up to ``start`` supposes rather than reports (see above)."""
     return _HYPOTHETICAL.search(text_since(_SENTENCE_BREAK, text, start)) is not None
+
+
+def _against_someone_else(text: str, start: int) -> bool:
+    """True when the sentence holding ``start`` has the writer going to law against a third
+    party (a tenant, a former employee, a spouse) and does not name us."""
+    head = text_since(_SENTENCE_BREAK, text, start)
+    tail = _SENTENCE_BREAK.split(text[start:], maxsplit=1)[0]
+    sentence = head + tail
+    return _THIRD_PARTY.search(sentence) is not None and _NAMES_US.search(sentence) is None
 
 
 def _clip(matched: str) -> str:

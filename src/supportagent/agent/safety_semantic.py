@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -41,6 +42,19 @@ ENGLISH = "en"
 
 #: Per sentence, whether something fires.
 Mask = npt.NDArray[np.bool_]
+
+# A sentence that supposes the event instead of reporting it: "Hypothetically, if my phone got
+# stolen, ...", "If my password ever leaked, ...", "What would happen if someone ...". Plain
+# "if" is not enough: "if you don't refund me I will sue" and "if someone has my password,
+# lock the account" are reports and threats, not suppositions. The rules read it too.
+SUPPOSITION = re.compile(
+    r"\b(?:hypothetical(?:ly)?|what\s+(?:if|happens\s+if|would\s+happen\s+if)|in\s+case"
+    r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to))\b",
+    re.IGNORECASE,
+)
+#: Categories a supposing sentence cannot fire ("what if my phone is stolen?"); never
+#: self-harm ("what if I just disappeared") nor legal ("if you don't refund me I'll sue").
+SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
 #: ``language_of(text)`` -> an ISO 639-1 code, or None when it cannot tell.
 LanguageOf = Callable[[str], str | None]
 
@@ -86,12 +100,21 @@ class SentenceScores:
     #: Per category, the learned model's probability a sentence (empty without a model).
     probability: dict[str, Vectors] = dataclasses.field(default_factory=dict)
 
+    def _may_fire(self, category: str) -> Mask:
+        """Per sentence, whether it may fire ``category`` at all: a sentence that supposes
+        the event may not fire a ``SUPPOSABLE`` one."""
+        if category not in SUPPOSABLE:
+            return np.ones(len(self.units), dtype=bool)
+        return np.asarray([SUPPOSITION.search(u) is None for u in self.units], dtype=bool)
+
     def by_exemplars(self, category: str, limit: Threshold) -> Mask:
         """Per sentence, whether the nearest exemplars fire ``category``."""
         if category not in self.similarity:
             return np.zeros(len(self.units), dtype=bool)
-        passes: Mask = (self.similarity[category] >= limit.similarity) & (
-            self.margin[category] >= limit.margin
+        passes: Mask = (
+            (self.similarity[category] >= limit.similarity)
+            & (self.margin[category] >= limit.margin)
+            & self._may_fire(category)
         )
         return passes
 
@@ -99,7 +122,7 @@ class SentenceScores:
         """Per sentence, whether the learned model fires ``category``."""
         if limit.probability is None or category not in self.probability:
             return np.zeros(len(self.units), dtype=bool)
-        passes: Mask = self.probability[category] >= limit.probability
+        passes: Mask = (self.probability[category] >= limit.probability) & self._may_fire(category)
         return passes
 
     def fires(self, category: str, limit: Threshold) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,9 @@ from supportagent.engines.multilingual_triage import (
     MultilingualTriage,
     default_multilingual_triage,
 )
+from supportagent.engines.request_model import Asked, RequestModel, shipped_request_model
 from supportagent.engines.triage_model import TriageModel, default_model, ticket_features
-from supportagent.language import ENGLISH, detect_language
+from supportagent.language import ENGLISH, detect_language, language_of
 from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder, OnnxMiniLM
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
@@ -34,6 +35,7 @@ from supportagent.ruletable import (
     rule_examples,
     text_since,
 )
+from supportagent.sentences import ticket_sentences
 from supportagent.textnorm import canonical, prose
 
 _PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
@@ -75,6 +77,15 @@ _CONDITIONAL = _PATTERNS.compile(
     r"\b(?:if|in\s+case|suppose|supposing|unless|what\s+happens)\b", re.I
 )
 _CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;\n]")
+# A ticket that asks in general or about doing it oneself ("How do I delete my account
+# myself?", "who may change the owner, for our volunteer handbook?"): a rule with
+# `skip_general` leaves it to the sentence-level request model and the triage model.
+_GENERAL = _PATTERNS.compile(
+    r"\b(?:in\s+general|generally|myself|ourselves|on\s+my\s+own|just\s+wondering|"
+    r"out\s+of\s+curiosity|hypothetically|reading\s+up|for\s+future\s+reference|"
+    r"(?:our|the|a)\s+(?:[\w']+\s+){0,2}?(?:policy|policies|handbook|faq|guidelines))\b",
+    re.IGNORECASE,
+)
 _QUESTION_OPENER = _PATTERNS.compile(
     r"^\s*(?:how|what|where|when|why|which|who|can|could|would|will|is|are|do|does|did|should)\b",
     re.IGNORECASE | re.MULTILINE,
@@ -90,6 +101,8 @@ class ClassifierRule:
     patterns: tuple[re.Pattern[str], ...]
     unless_question: bool = False
     skip_conditional: bool = False
+    #: The rule does not apply to a ticket that asks in general or about self-service.
+    skip_general: bool = False
     #: The rule applies only to a ticket of at most this many words of prose (0: any length):
     #: a ticket made of sentiment alone is short; a long issue that ends "Thanks!" is not.
     max_words: int = 0
@@ -104,6 +117,8 @@ class ClassifierRule:
         if self.unless_question and _asks_question(text):
             return None
         if self.max_words and len(text.split()) > self.max_words:
+            return None
+        if self.skip_general and _GENERAL.search(text):
             return None
         skip = (lambda start: _in_hypothetical(text, start)) if self.skip_conditional else None
         return first_match(self.patterns, text, skip)
@@ -174,6 +189,8 @@ class Classifier:
         issue_model: IssueModel | None = None,
         *,
         issue_stage: bool = True,
+        request_models: dict[str, RequestModel] | None = None,
+        request_stage: bool = True,
     ) -> None:
         self._embedder = embedder
         self._model = model
@@ -181,6 +198,8 @@ class Classifier:
         self._multilingual = multilingual
         self._issue_model = issue_model
         self._issue_stage = issue_stage
+        self._request_models = request_models
+        self._request_stage = request_stage
         self._exemplars: ExemplarIndex | None = None
 
     @property
@@ -199,14 +218,87 @@ class Classifier:
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
         sure = sure_by_rules(ticket, safety, self._rules)
+        if sure is not None and sure.reason_code not in OVERRULABLE_CODES:
+            return sure
+        scored = self._request_score(ticket) if self._request_stage else None
+        if scored is not None and scored[0].probability >= scored[1].threshold:
+            return self._as_request(ticket, *scored)
         if sure is not None:
             return sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
-            return self._not_in_english(ticket, language.name)
+            return self._agreed(self._not_in_english(ticket, language.name), scored)
         routing = routing_matches(ticket, self._rules)
-        decided = self._by_model(ticket, routing)
+        decided = self._agreed(self._by_model(ticket, routing), scored)
         return self._second_look(ticket, decided, routing) if self._issue_stage else decided
+
+    def _request_model(self, ticket: Ticket) -> tuple[RequestModel, Embedder] | None:
+        """The request model and embedder for ``ticket``'s language (the safety gate's
+        choice, so the sentence vectors come from the memo), or None when there is none."""
+        code = language_of(ticket.text)
+        if code in (None, ENGLISH):
+            embedder: Embedder = self.embedder
+        else:
+            from supportagent.retrieval.multilingual import multilingual_available
+
+            if not multilingual_available():
+                return None
+            embedder = _multilingual_embedder()
+        models = self._request_models
+        model = (
+            models.get(embedder.model_id)
+            if models is not None
+            else shipped_request_model(embedder.model_id)
+        )
+        return None if model is None else (model, embedder)
+
+    def _request_score(self, ticket: Ticket) -> tuple[Asked, RequestModel] | None:
+        """The sentence most likely to ask us to act on the writer's own money or account,
+        with the model that scored it (``engines/request_model.py``); None without one."""
+        found = self._request_model(ticket)
+        units = ticket_sentences(ticket)
+        if found is None or not units:
+            return None
+        model, embedder = found
+        asked = model.strongest(embedder.embed(units))
+        return None if asked is None else (asked, model)
+
+    def _as_request(self, ticket: Ticket, asked: Asked, model: RequestModel) -> Classification:
+        """A person decides: one sentence asks for an action on the writer's money or account,
+        whatever else the ticket asks."""
+        units = ticket_sentences(ticket)
+        sentence = " ".join(units[asked.index].split())[:120]
+        what = "money" if asked.code == "money_specific" else "account"
+        reason = (
+            f"{asked.code}: the sentence {sentence!r} asks us to act on the writer's own "
+            f"{what} (request model {asked.probability:.2f}, needs {model.threshold:.2f})"
+        )
+        return Classification(
+            Bucket.NEEDS_HUMAN, asked.code, reason, round(asked.probability, 3), "requests"
+        )
+
+    def _agreed(
+        self, decided: Classification, scored: tuple[Asked, RequestModel] | None
+    ) -> Classification:
+        """A money or account decision of a model (the triage model, or the multilingual
+        route), not a rule, stands only when the request model finds some ask in the ticket
+        (at least its ``floor``); otherwise the ticket still goes to a person, as
+        ``uncertain``, with both scores: "what is your refund policy?" is no request."""
+        if (
+            scored is None
+            or decided.decided_by != "model"
+            or decided.reason_code not in ("money_specific", "account_specific")
+        ):
+            return decided
+        asked, model = scored
+        if asked.probability >= model.floor:
+            return decided
+        reason = (
+            f"{decided.reason}; but no sentence reads as a request about the writer's own "
+            f"money or account (request model {asked.probability:.2f}, below "
+            f"{model.floor:.2f})"
+        )
+        return replace(decided, reason_code="uncertain", reason=reason)
 
     def _not_in_english(self, ticket: Ticket, language: str) -> Classification:
         """The model reads MiniLM vectors, which only mean something in English: the triage
@@ -284,6 +376,18 @@ class Classifier:
         return max(labels, key=lambda label: float(scores[label][0]))
 
 
+#: What the rules route away that a sentence asking for a money or account action still
+#: sends to a person ("the export crashes; also, please refund last month").
+OVERRULABLE_CODES = frozenset({"bug_report", "feature_request", "feedback", "outage"})
+
+
+@functools.cache
+def _multilingual_embedder() -> Embedder:
+    from supportagent.retrieval.multilingual import MultilingualE5
+
+    return MultilingualE5()
+
+
 #: What an issue the stage routes is: a bug report or a feature request.
 ISSUE_CODES = ("bug_report", "feature_request")
 
@@ -355,7 +459,10 @@ def _parse_rule(raw: Any, where: str) -> ClassifierRule:
     if code not in RULE_BUCKETS:
         known = ", ".join(RULE_BUCKETS)
         raise ValueError(f"{where}: unknown or missing reason_code {code!r}; use one of {known}")
-    flags = {key: entry.get(key, False) for key in ("unless_question", "skip_conditional")}
+    flags = {
+        key: entry.get(key, False)
+        for key in ("unless_question", "skip_conditional", "skip_general")
+    }
     for key, value in flags.items():
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")

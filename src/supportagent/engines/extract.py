@@ -48,7 +48,9 @@ _POINTS_BACK = _PATTERNS.compile(
     r"or|but)\b|\s*[.,;])|^(?:[\w']+\s+){1,3}then\s|\b(?:by|until|since|from) then\b"
     # "Receiving more than that needs approval": than what the sentence before allows.
     r"|\b(?:more|less|fewer|longer|shorter|larger|bigger|smaller|higher|lower|other) than "
-    r"(?:that|this)\b",
+    r"(?:that|this)\b"
+    # "The setting is **X**, from 2 to 200": the setting for what the sentence before described.
+    r"|^(?:the|this) (?:setting|option|switch|toggle|control) (?:is|for (?:this|that|it))\b",
     re.IGNORECASE,
 )
 #: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".

@@ -193,7 +193,8 @@ class LLMEngine:
 
         What the rules are sure of (an injection, an empty ticket, a risk, a money or account
         request, a person asked for, an outage) costs no call. After the call, a money or
-        account decision of the offline triage model overrules a model that would answer:
+        account decision of the offline triage model or of its sentence-level request model
+        overrules a model that would answer:
         the model may route or escalate, never turn a risk back into ``answerable``.
         """
         sure = sure_by_rules(ticket, safety)
@@ -216,7 +217,9 @@ class LLMEngine:
         if decided.bucket is Bucket.NEEDS_HUMAN:
             return decided
         floor = self.backstop.classify(ticket, safety)
-        holds = floor.decided_by == "rules" or floor.confidence >= FLOOR_CONFIDENCE
+        # A rule, the sentence-level request model (its own calibrated threshold) or a
+        # confident triage model holds the floor.
+        holds = floor.decided_by in ("rules", "requests") or floor.confidence >= FLOOR_CONFIDENCE
         if floor.bucket is Bucket.NEEDS_HUMAN and floor.reason_code in BACKSTOP_CODES and holds:
             reason = f"{floor.reason}; the model said {reply.bucket} ({reply.reason_code})"
             return replace(floor, reason=reason, decided_by="rules over llm")

@@ -118,7 +118,13 @@ _QUESTION_SUBJECT = _PATTERNS.compile(
 )
 #: A question that leans on what was said before it: "Is that possible?", "Which role should
 #: I give her?" (the sentence before says what she needs to do).
-_VAGUE = _PATTERNS.compile(r"\b(?:this|that|it|these|those|one|her|him|she|he)\b", re.I)
+_VAGUE = _PATTERNS.compile(
+    r"\b(?:this|that|it|these|those|one|her|him|she|he)\b"
+    # "Can each take payments in its own currency?": each of what the sentence before named.
+    r"|\beach(?= (?:of (?:them|these|those|us)|can|could|will|would|has|have|take|get|use|keep|"
+    r"need|needs|pay)\b)",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +167,7 @@ class UnitScorer:
         # the spelled-out name beside the short one.
         self._spelled = spelled_out(prose, [h.passage.text for h in evidence])
         weights = _rarity([h.passage.text for h in evidence])
+        self._passage_texts = [h.passage.text.casefold() for h in evidence]
         # "If I don't set one" asks for the default, and its words ("set") are not the topic.
         self._terms = [
             _weights(
@@ -362,8 +369,10 @@ class UnitScorer:
                     word in where.lower() for word in _SETTING
                 )
         elif typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
-            # "Which event ...?" wants an event's name: where the unit or its section says so.
-            where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
+            # "Which event ...?" wants an event's name: where the unit or its section says so;
+            # a procedure's steps only pass things on the way ("Pick the printer").
+            text = "" if unit.procedure else unit.text
+            where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
             typed = question.focus.rstrip("s")[:6] in where.lower()
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
@@ -406,18 +415,31 @@ class UnitScorer:
         k = self.units.index(scored.unit)
         words = set(tokenize(scored.unit.text))
         # Not one that drops a name the ticket uses ("Android 10 or later, and the oldest app
-        # version is 7.0" is not said by "The oldest app version is 7.0").
+        # version is 7.0" is not said by "The oldest app version is 7.0"): a name that gives a
+        # value ("Android 10") must be in the article's unit, another one ("the plugin in
+        # WordPress") in its unit or its passage, which the citation points to.
         named = self.names(scored.unit)[0]
+        valued = {v.split(" ")[0].casefold() for v in _VERSION_VALUE.findall(scored.unit.text)}
         given = (
             _values(scored.unit.text) if self.questions[scored.question].kind in TYPED else set()
         )
         floor = scored.score - TWIN_MARGIN
+        # A name the ticket uses that the unit gives a value for ("WooCommerce 7.0") must come
+        # with a value in the article's unit too ("The WooCommerce connector is a plugin" does
+        # not say which WooCommerce it needs).
+        needed = {v.split("=", 1)[1].split(" ")[0] for v in given} & named
         best: tuple[float, int] | None = None
         for j, unit in enumerate(self.units):
             if (
                 not unit.from_article
                 or unit.procedure != scored.unit.procedure
-                or not named <= self.names(unit)[0]
+                or not needed <= {v.split("=", 1)[1].split(" ")[0] for v in _values(unit.text)}
+            ):
+                continue
+            own = self.names(unit)[0]
+            passage = unit.passage.text.casefold()
+            if not all(
+                n in own or (n not in valued and (n in passage or self._common(n))) for n in named
             ):
                 continue
             other = set(tokenize(unit.text))
@@ -430,6 +452,12 @@ class UnitScorer:
             if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
+
+    def _common(self, name: str) -> bool:
+        """True for a name at least half the evidence passages use (the product's own name),
+        which tells nothing about what one sentence says."""
+        texts = self._passage_texts
+        return bool(texts) and 2 * sum(name in t for t in texts) >= len(texts)
 
     def antecedent(self, scored: Scored) -> Scored | None:
         """The sentence of the same article that says what ``scored`` refers to as "the X"
@@ -465,6 +493,11 @@ class UnitScorer:
         )
 
 
+#: A question for the time allowed to do something, which a deadline ("within 10 seconds")
+#: answers.
+_ASKS_DEADLINE = re.compile(
+    r"\b(?:deadline|time limit|timeout|time-out|how long do (?:i|we|you|they) have)\b", re.I
+)
 #: The roles (``facts.role_of``) of a duration before an event and after one.
 _SIDES = frozenset({"lead", "delay"})
 
@@ -473,10 +506,14 @@ def _side_fit(question: str, text: str) -> float:
     """ "How long before the trip ...?" is answered by "21 days before departure", not by "2
     days after the departure has sailed" (and the other way round): half the type bonus for a
     duration on the asked side of its event, minus as much for one only on the other side."""
+    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
+    if _ASKS_DEADLINE.search(question) and "deadline" in roles:
+        # "What's the deadline for the endpoint to respond?": "within 10 seconds", not "retried
+        # over 12 hours".
+        return TYPE_BONUS / 2
     wanted = event_side(question)
     if not wanted:
         return 0.0
-    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
     sides = roles & _SIDES
     if wanted in sides:
         return TYPE_BONUS / 2
