@@ -25,7 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import DocKind, Passage, resolved_answer
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.text import tokenize
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -117,16 +120,18 @@ _WORD_NUMBERS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
     "thirty": 30, "sixty": 60, "ninety": 90, "a": 1, "an": 1,
 }  # fmt: skip
-_QUANTITY = re.compile(
+_QUANTITY = _PATTERNS.compile(
     r"(?<![\w.-])([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
     r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
     re.IGNORECASE,
 )
 #: Units counted in words often enough to read "three more times" as a value.
 _COUNTED = frozenset({"time", "attempt", "retry"})
-_FREQUENCY = re.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
-_TAIL = re.compile(r"(?:\s*|-)(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
-_PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+_FREQUENCY = _PATTERNS.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
+_TAIL = _PATTERNS.compile(r"(?:\s*|-)(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
+_PER = _PATTERNS.compile(
+    r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +213,7 @@ _PERIOD_OF = {
 _TIMES = {"once": 1, "twice": 2, "three times": 3, "four times": 4}
 _PERIOD_WORDS = "|".join(w for w in _PERIOD_OF if not w.endswith("ly"))
 _ADVERBS = "|".join(w for w in _PERIOD_OF if w.endswith("ly"))
-_FREQUENCY_PHRASE = re.compile(
+_FREQUENCY_PHRASE = _PATTERNS.compile(
     rf"\b(?:(once|twice|three times|four times)\s+(?:a|an|per|each|every)\s+({_PERIOD_WORDS})"
     rf"|(?:every|each)\s+({_PERIOD_WORDS})s?"
     # "billed monthly", "runs nightly": a schedule. Before a noun the word names a thing
@@ -235,17 +240,17 @@ def frequencies(text: str) -> list[Quantity]:
 
 # ---------------------------------------------------------------------------- facts
 
-_PLAN = re.compile(
+_PLAN = _PATTERNS.compile(
     r"\b(?:on|for|with|in)\s+(?:the\s+|your\s+|an?\s+)?([A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\s+"
     r"(?:plans?|tiers?|accounts?|customers?|subscriptions?|editions?)\b"
     r"|\b([A-Z][\w-]*)\s+(?:plans?|tiers?)\b"
 )
-_ENDPOINT = re.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
-_REGION = re.compile(
+_ENDPOINT = _PATTERNS.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
+_REGION = _PATTERNS.compile(
     r"\b(?:in|for)\s+(?:the|our)\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
     r"data center)\b|\b([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data centre|data center)\b"
 )
-_UNIVERSAL = re.compile(
+_UNIVERSAL = _PATTERNS.compile(
     r"\b(?:on|for|in)\s+(?:every|all|each|any)\s+(?:plans?|tiers?|accounts?|endpoints?|"
     r"regions?|customers?)\b|\bregardless of\b|\bno matter\b|\bwithout exception\b"
     r"|\b(?:the )?same (?:for|on|in) (?:every|all|each|any)\b",
@@ -271,18 +276,22 @@ _GENERIC = frozenset(
 _TIME_WORDS = frozenset(
     tokenize(" ".join(_UNIT_ALIASES[u] for u in _SCALES)) + tokenize("percent %")
 )
-_CLAUSE = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
+_CLAUSE = _PATTERNS.compile(
+    r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s"
+)
 
 
 _ROLE_BEFORE = (
     (
-        re.compile(r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I),
+        _PATTERNS.compile(
+            r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I
+        ),
         "deadline",
     ),
-    (re.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
-    (re.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
+    (_PATTERNS.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
+    (_PATTERNS.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
     (
-        re.compile(
+        _PATTERNS.compile(
             r"\b(?:for|over|up to|during|lasting|keeps?|kept|holds?)\s+(?:about\s+|up to\s+)?$",
             re.I,
         ),
@@ -290,10 +299,10 @@ _ROLE_BEFORE = (
     ),
 )
 _ROLE_AFTER = (
-    (re.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
-    (re.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
-    (re.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
-    (re.compile(r"^\s*(?:ago)\b", re.I), "past"),
+    (_PATTERNS.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
+    (_PATTERNS.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
+    (_PATTERNS.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
+    (_PATTERNS.compile(r"^\s*(?:ago)\b", re.I), "past"),
 )
 
 
@@ -383,7 +392,7 @@ def _masked(text: str, raw: str) -> str:
     return text[:offset] + "some time" + text[offset + len(raw) :] if offset >= 0 else text
 
 
-_PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
+_PLAN_NAME = _PATTERNS.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
 _NOT_PLANS = frozenset({"the", "a", "an", "your", "every", "all", "each", "this", "that", "any"})
 
 
@@ -414,7 +423,7 @@ def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...
     return tuple(dict.fromkeys(scopes)), _UNIVERSAL.search(sentence) is not None
 
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
+_SPLIT = _PATTERNS.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
 
 
 def passage_sentences(passage: Passage) -> list[str]:
@@ -509,7 +518,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     return facts
 
 
-_COUNT = re.compile(
+_COUNT = _PATTERNS.compile(
     r"(?<![\w.-])(\d+(?:\.\d+)?)(?![\w.-])|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
     re.IGNORECASE,
 )
@@ -823,3 +832,6 @@ def stated_by(text: str, fact: Fact) -> bool:
     schedule as a schedule)."""
     found = frequencies(text) if fact.role == "frequency" else quantities(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
+
+
+_PATTERNS.save()
