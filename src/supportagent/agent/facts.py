@@ -25,7 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import DocKind, Passage, resolved_answer
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.text import tokenize
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -176,16 +179,20 @@ _WORD_NUMBERS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
     "thirty": 30, "sixty": 60, "ninety": 90, "a": 1, "an": 1,
 }  # fmt: skip
-_QUANTITY = re.compile(
+_QUANTITY = _PATTERNS.compile(
     r"(?:(?<![\w.\-\u2212])|(?<=[\s(][-\u2212])|(?<=^[-\u2212]))([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
     r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
     re.IGNORECASE,
 )
 #: Units counted in words often enough to read "three more times" as a value.
 _COUNTED = frozenset({"time", "attempt", "retry"})
-_FREQUENCY = re.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
-_TAIL = re.compile(r"(?:\s*|-)(%|[°º]\s?[CF]\b|°|º|[A-Za-z][A-Za-z-]*)(?:\s*([A-Za-z][A-Za-z-]*))?")
-_PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+_FREQUENCY = _PATTERNS.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
+_TAIL = _PATTERNS.compile(
+    r"(?:\s*|-)(%|[°º]\s?[CF]\b|°|º|[A-Za-z][A-Za-z-]*)(?:\s*([A-Za-z][A-Za-z-]*))?"
+)
+_PER = _PATTERNS.compile(
+    r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,9 +270,11 @@ def quantities(text: str) -> list[Quantity]:
 
 
 _MONEY = frozenset({"usd", "eur", "gbp"})
-_PER_PERIOD = re.compile(r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE)
-_HALF = re.compile(r"\bhalf\s+$", re.IGNORECASE)
-_MINUS = re.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
+_PER_PERIOD = _PATTERNS.compile(
+    r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE
+)
+_HALF = _PATTERNS.compile(r"\bhalf\s+$", re.IGNORECASE)
+_MINUS = _PATTERNS.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
 
 
 def _unit_after(text: str, start: int) -> tuple[str | None, int]:
@@ -302,8 +311,8 @@ _CLOCK = (
 )
 #: A time of day: "01:00", "9:30 pm", "2 a.m."; a window between two: "01:00-04:00",
 #: "between 1 and 4 am", "from 22:00 to 06:00".
-_CLOCK_TIME = re.compile(rf"(?<![\w:.]){_CLOCK}", re.IGNORECASE)
-_WINDOW = re.compile(
+_CLOCK_TIME = _PATTERNS.compile(rf"(?<![\w:.]){_CLOCK}", re.IGNORECASE)
+_WINDOW = _PATTERNS.compile(
     r"(?<![\w:.])(?:(?:between|from)\s+)?"
     rf"(?:{_CLOCK}|(1[0-2]|0?[1-9])(?=\s*(?:-|\u2013|\u2014|to|and|until|till)\s*(?:1[0-2]|0?[1-9])"
     r"\s*[ap]\.?\s?m\b))"
@@ -379,7 +388,7 @@ def clock_values(text: str) -> list[Quantity]:
 
 
 #: "up to 12 hives", "as many as 30 hive stands": a limit on a count of things.
-_LIMIT_COUNT = re.compile(
+_LIMIT_COUNT = _PATTERNS.compile(
     r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+"
     r"(\d+(?:,\d{3})*)\s+([a-z][a-z-]+)\b",
     re.IGNORECASE,
@@ -424,7 +433,7 @@ _PERIOD_OF = {
 _TIMES = {"once": 1, "twice": 2, "three times": 3, "four times": 4}
 _PERIOD_WORDS = "|".join(w for w in _PERIOD_OF if not w.endswith("ly"))
 _ADVERBS = "|".join(w for w in _PERIOD_OF if w.endswith("ly"))
-_FREQUENCY_PHRASE = re.compile(
+_FREQUENCY_PHRASE = _PATTERNS.compile(
     rf"\b(?:(once|twice|three times|four times)\s+(?:a|an|per|each|every)\s+({_PERIOD_WORDS})"
     rf"|(?:every|each)\s+({_PERIOD_WORDS})s?"
     # "billed monthly", "runs nightly": a schedule. Before a noun the word names a thing
@@ -451,13 +460,13 @@ def frequencies(text: str) -> list[Quantity]:
 
 # ---------------------------------------------------------------------------- facts
 
-_PLAN = re.compile(
+_PLAN = _PATTERNS.compile(
     r"\b(?:on|for|with|in)\s+(?:the\s+|your\s+|an?\s+)?([A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\s+"
     r"(?:plans?|tiers?|accounts?|customers?|subscriptions?|editions?)\b"
     r"|\b([A-Z][\w-]*)\s+(?:plans?|tiers?)\b"
 )
-_ENDPOINT = re.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
-_REGION = re.compile(
+_ENDPOINT = _PATTERNS.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
+_REGION = _PATTERNS.compile(
     r"\b(?:in|for)\s+(?:the|our)\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
     r"data center)\b|\b([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data centre|data center)\b"
 )
@@ -470,12 +479,12 @@ _SCOPE_NOUNS = {
     r"|locations?|campus(?:es)?",
 }
 _SCOPE_NOUN = "|".join(_SCOPE_NOUNS.values())
-_NAMED_SCOPE = re.compile(rf"\b([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)?)\s+({_SCOPE_NOUN})\b")
+_NAMED_SCOPE = _PATTERNS.compile(rf"\b([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)?)\s+({_SCOPE_NOUN})\b")
 #: "that model", "your region": a resolved ticket's answer about the one its question names.
-_DEICTIC_SCOPE = re.compile(
+_DEICTIC_SCOPE = _PATTERNS.compile(
     rf"\b(?:this|that|these|those|your|their|its|the same)\s+({_SCOPE_NOUN})\b", re.I
 )
-_UNIVERSAL = re.compile(
+_UNIVERSAL = _PATTERNS.compile(
     r"\b(?:on|for|in|at|across)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the|your)\s+|our\s+"
     r"|the\s+)?(?:[a-z][\w-]*\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
     rf"regions?|customers?|devices?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
@@ -503,20 +512,22 @@ _GENERIC = frozenset(
 _TIME_WORDS = frozenset(
     tokenize(" ".join(_UNIT_ALIASES[u] for u in _SCALES)) + tokenize("percent %")
 )
-_CLAUSE = re.compile(
+_CLAUSE = _PATTERNS.compile(
     r"(?<!\d),|,(?!\d)|(?<!\d):|:(?!\d)|[;()]|\s(?:and|but|while|whereas|so|because|which|then)\s"
 )
 
 
 _ROLE_BEFORE = (
     (
-        re.compile(r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I),
+        _PATTERNS.compile(
+            r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I
+        ),
         "deadline",
     ),
-    (re.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
-    (re.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
+    (_PATTERNS.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
+    (_PATTERNS.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
     (
-        re.compile(
+        _PATTERNS.compile(
             r"\b(?:for|over|up to|during|lasting|keeps?|kept|holds?)\s+(?:about\s+|up to\s+)?$",
             re.I,
         ),
@@ -524,10 +535,10 @@ _ROLE_BEFORE = (
     ),
 )
 _ROLE_AFTER = (
-    (re.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
-    (re.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
-    (re.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
-    (re.compile(r"^\s*(?:ago)\b", re.I), "past"),
+    (_PATTERNS.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
+    (_PATTERNS.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
+    (_PATTERNS.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
+    (_PATTERNS.compile(r"^\s*(?:ago)\b", re.I), "past"),
 )
 
 
@@ -617,7 +628,7 @@ def _masked(text: str, raw: str) -> str:
     return text[:offset] + "some time" + text[offset + len(raw) :] if offset >= 0 else text
 
 
-_PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
+_PLAN_NAME = _PATTERNS.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
 _NOT_PLANS = frozenset({"the", "a", "an", "your", "every", "all", "each", "this", "that", "any"})
 #: Words before a scope noun that do not name one ("Older models", "Our farms", "Which region").
 _NOT_NAMES = _NOT_PLANS | frozenset(
@@ -696,7 +707,7 @@ def scope_of(
     return tuple(dict.fromkeys(scopes)), _UNIVERSAL.search(sentence) is not None
 
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
+_SPLIT = _PATTERNS.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
 
 
 def passage_sentences(passage: Passage) -> list[str]:
@@ -806,7 +817,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     return facts
 
 
-_COUNT = re.compile(
+_COUNT = _PATTERNS.compile(
     r"(?<![\w.-])(\d+(?:\.\d+)?)(?![\w.-])|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
     re.IGNORECASE,
 )
@@ -1203,3 +1214,6 @@ def stated_by(text: str, fact: Fact) -> bool:
     if fact.dimension.startswith("count:"):
         found = limit_counts(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
+
+
+_PATTERNS.save()

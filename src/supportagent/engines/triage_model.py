@@ -27,10 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import Bucket, Ticket
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder
 from supportagent.retrieval.exemplars import shipped_file, vector_file_stem
 from supportagent.sentences import ticket_sentences
 from supportagent.textnorm import has_code
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 MODEL_FILE = "triage_model.npz"
 #: Bucket order of the model's outputs.
@@ -39,7 +42,7 @@ BUCKETS = (Bucket.ANSWERABLE, Bucket.NOT_A_QUESTION, Bucket.NEEDS_HUMAN)
 RULE_FEATURES = ("bug_report", "feature_request", "feedback")
 #: Marks of shape, each one feature (matched or not).
 SHAPE_PATTERNS = tuple(
-    re.compile(p, re.IGNORECASE | re.MULTILINE)
+    _PATTERNS.compile(p, re.IGNORECASE | re.MULTILINE)
     for p in (
         r"steps to reproduce|to reproduce|repro steps|how to reproduce",
         r"expected (?:behaviou?r|result|output)|actual (?:behaviou?r|result)|what happened",
@@ -235,3 +238,6 @@ def train(
         weights -= rate * (x.T @ grad + l2 * weights)
         bias -= rate * grad.sum(axis=0)
     return weights.astype(np.float32), bias.astype(np.float32)
+
+
+_PATTERNS.save()
