@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.agent.facts import (
+    MEASURES,
     Conflict,
     Fact,
     Links,
@@ -60,6 +61,14 @@ LEAD_MARGIN = 0.1
 RIVAL_SIMILARITY = 0.55
 #: Questions whose answer is one value, which two documents may give differently.
 _VALUED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION})
+#: A question that asks for a measured value without asking how long or how many: "What time
+#: do the lamps dim?", "At what temperature ...?", "How heavy can a parcel be?".
+_ASKS_MEASURE = re.compile(
+    r"\b(?:what time|which hours|what hours|between what|at what|how (?:heavy|cold|hot|warm|far|"
+    r"deep|tall|high|wide|big|much rain)|what (?:temperature|weight|distance|threshold|level|"
+    r"window|hours))\b",
+    re.IGNORECASE,
+)
 
 
 class OfflineEngine:
@@ -322,15 +331,22 @@ def _rival(
     ticket and the article it links to need not be worded alike: the link says they are
     about one topic ("works offline for up to 24 hours", "an iPad ... for 8 hours at most").
     """
-    if scorer.questions[best.question].kind not in _VALUED:
+    question = scorer.questions[best.question]
+    measured = question.kind not in _VALUED and _ASKS_MEASURE.search(question.text) is not None
+    if question.kind not in _VALUED and not measured:
         return None
     # Only values of the kind asked for: "retried 6 times over 12 hours" answers "how many
-    # times?" with a count; "an hour of downtime" elsewhere is no other count.
-    asked = scorer.questions[best.question].kind
+    # times?" with a count; "an hour of downtime" elsewhere is no other count. "What time
+    # ...?" and "at what temperature ...?" ask for a measure: a time of day, a window, mm.
+    asked = question.kind
     mine = {
         (q.dimension, q.base_value)
         for q in quantities(best.unit.text)
-        if (q.dimension == "duration") == (asked is AnswerKind.DURATION)
+        if (
+            q.dimension.split("/")[0] in MEASURES
+            if measured
+            else (q.dimension == "duration") == (asked is AnswerKind.DURATION)
+        )
     }
     kinds = {dimension for dimension, _ in mine}
     # What each duration does ("within 10 seconds" is a deadline, "an hour of downtime" is
@@ -429,10 +445,22 @@ def _with_other_sides(
 
 def _other_side(unit: Unit, conflict: Conflict, ticket: Ticket) -> Fact | None:
     for side in conflict.sides:
-        if side.passage_id == unit.passage_id and side.sentence in unit.text:
+        if side.passage_id == unit.passage_id and _states_side(unit, side):
             other = conflict.general if side is conflict.specific else conflict.specific
             return other
     return None
+
+
+def _states_side(unit: Unit, side: Fact) -> bool:
+    """True when ``unit`` quotes the sentence of ``side``, or part of it with its value ("Its
+    heat alarm waits until 40 degrees." out of "The X model has a deeper probe, so its heat
+    alarm waits until 40 degrees.")."""
+    if side.sentence in unit.text:
+        return True
+    whole = side.sentence.casefold()
+    return stated_by(unit.text, side) and any(
+        len(part) > 12 and part.casefold().rstrip(" .!?") in whole for part in unit.sentences
+    )
 
 
 def _dropped(previous: Draft | None, verdict: Verdict | None) -> set[str]:
