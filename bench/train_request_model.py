@@ -37,7 +37,6 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,7 @@ from supportagent.sentences import ticket_sentences
 
 sys.path.insert(0, str(Path(__file__).parent))
 from safety_calibration import blind, split_of, training_only
-from train_risk_model import Row, VectorStore, embedder_for, risk_in
+from train_risk_model import Row, VectorStore, embed_all, embedder_for, provenance, risk_in
 
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/exemplars/vectors"
 #: Our sets read whole (every row is tune).
@@ -186,9 +185,6 @@ def ticket_rows(datasets: Iterable[Dataset]) -> tuple[list[Row], list[Scored]]:
 
 
 def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
-    from supportagent.retrieval.dense import OnnxMiniLM
-    from supportagent.retrieval.multilingual import MultilingualE5
-
     saved = None if cache is None else cache / "request-rows.pkl"
     if saved is not None and saved.exists():
         with saved.open("rb") as handle:
@@ -200,13 +196,7 @@ def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
             with saved.open("wb") as handle:
                 pickle.dump((rows, scored), handle)
     rows = exemplar_rows() + rows
-    store = VectorStore({"minilm": OnnxMiniLM(), "e5": MultilingualE5()}, cache)
-    for name in store.embedders:
-        texts = [r.text for r in rows if name in r.embedders]
-        texts += [u for s in scored if s.embedder == name for u in s.units]
-        store.ensure(name, texts)
-    store.save()
-    return rows, scored, store
+    return rows, scored, embed_all(rows, scored, cache)
 
 
 def fit(rows: list[Row], store: VectorStore, name: str) -> RequestModel:
@@ -366,13 +356,7 @@ def main() -> None:
             "embedder": embedder.model_id,
             "threshold": limits[name],
             "floor": FLOORS[name],
-            "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "trained_on": dict(sorted(Counter(r.source for r in mine).items())),
-            "labels": dict(sorted(Counter(r.label for r in mine).items())),
-            "exemplar_digest": load_exemplars("triage").digest,
-            "l2": L2,
-            "epochs": EPOCHS,
-            "rate": RATE,
+            **provenance(mine, "triage", l2=L2, epochs=EPOCHS, rate=RATE),
         }
         path = RequestModel(model.weights, model.bias, meta).save(OUT)
         print(f"{name}: {len(mine)} sentences, threshold {limits[name]}; wrote {path}")

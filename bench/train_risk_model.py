@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -306,11 +307,33 @@ def model_of(weights: Vectors, bias: Vectors, model_id: str, meta: dict[str, obj
     return RiskModel(weights, bias, {"classes": list(CLASSES), "embedder": model_id, **meta})
 
 
-def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
-    """Every training row and tune ticket, with their sentences embedded."""
+class Embedded(Protocol):
+    """A ticket to score: the embedder that reads it, and its sentences."""
+
+    @property
+    def embedder(self) -> str: ...
+
+    @property
+    def units(self) -> tuple[str, ...]: ...
+
+
+def embed_all(rows: Sequence[Row], scored: Sequence[Embedded], cache: Path | None) -> VectorStore:
+    """Each embedder's vectors of the rows it reads and of the sentences of the tickets it
+    scores, kept in ``cache`` between runs (this trainer's and train_request_model.py's)."""
     from supportagent.retrieval.dense import OnnxMiniLM
     from supportagent.retrieval.multilingual import MultilingualE5
 
+    store = VectorStore({"minilm": OnnxMiniLM(), "e5": MultilingualE5()}, cache)
+    for name in store.embedders:
+        texts = [r.text for r in rows if name in r.embedders]
+        texts += [u for s in scored if s.embedder == name for u in s.units]
+        store.ensure(name, texts)
+    store.save()
+    return store
+
+
+def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
+    """Every training row and tune ticket, with their sentences embedded."""
     ids_path = None if cache is None else cache / "embedders.pkl"
     embedder_of: dict[str, str] = {}
     if ids_path is not None and ids_path.exists():
@@ -323,13 +346,24 @@ def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
         ids_path.parent.mkdir(parents=True, exist_ok=True)
         with ids_path.open("wb") as handle:
             pickle.dump({f"{s.source}:{s.ticket_id}": s.embedder for s in scored}, handle)
-    store = VectorStore({"minilm": OnnxMiniLM(), "e5": MultilingualE5()}, cache)
-    for name in store.embedders:
-        texts = [r.text for r in rows if name in r.embedders]
-        texts += [u for s in scored if s.embedder == name for u in s.units]
-        store.ensure(name, texts)
-    store.save()
-    return rows, scored, store
+    return rows, scored, embed_all(rows, scored, cache)
+
+
+def provenance(
+    rows: Sequence[Row], exemplars: str, *, l2: float, epochs: int, rate: float
+) -> dict[str, object]:
+    """What a model records of its training: when, the sets and labels of its rows, the digest
+    of the ``exemplars`` group it learnt from, and the trainer's settings (this trainer's and
+    train_request_model.py's)."""
+    return {
+        "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "trained_on": dict(sorted(Counter(r.source for r in rows).items())),
+        "labels": dict(sorted(Counter(r.label for r in rows).items())),
+        "exemplar_digest": load_exemplars(exemplars).digest,
+        "l2": l2,
+        "epochs": epochs,
+        "rate": rate,
+    }
 
 
 def main() -> None:
@@ -340,15 +374,7 @@ def main() -> None:
     for name, embedder in store.embedders.items():
         mine = [r for r in rows if name in r.embedders]
         weights, bias = fit(rows, store, name)
-        meta = {
-            "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "trained_on": dict(sorted(Counter(r.source for r in mine).items())),
-            "labels": dict(sorted(Counter(r.label for r in mine).items())),
-            "exemplar_digest": load_exemplars("safety").digest,
-            "l2": L2,
-            "epochs": EPOCHS,
-            "rate": RATE,
-        }
+        meta = provenance(mine, "safety", l2=L2, epochs=EPOCHS, rate=RATE)
         path = model_of(weights, bias, embedder.model_id, meta).save(OUT)
         print(f"{name}: {len(mine)} sentences, {meta['trained_on']}; wrote {path}")
 

@@ -82,3 +82,27 @@ def test_the_command_line_collects_young_objects_in_larger_batches() -> None:
     assert before[0] < 50_000
     # Only the youngest generation's threshold changes; the older ones keep Python's.
     assert after == [50_000, *before[1:]]
+
+
+def test_only_the_console_script_freezes_the_heap() -> None:
+    # An embedding process (tests, servers) runs the settings callback without freezing what
+    # it holds; the console script freezes its start-up (cli/_heap.py).
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    code = (
+        "import gc, json\n"
+        "from supportagent.cli import _heap, app\n"
+        "try:\n"
+        "    app(['triage', '--help'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "embedded = gc.get_freeze_count()\n"
+        "_heap.own_process()\n"
+        "print(json.dumps([embedded, gc.get_freeze_count()]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    embedded, script = json.loads(done.stdout.strip().splitlines()[-1])
+    assert embedded == 0
+    assert script > 20_000

@@ -137,3 +137,85 @@ def test_a_bad_pattern_is_still_reported_by_its_rule(cache: Path) -> None:
     with pytest.raises(ValueError, match=r"broken.*bad regex"):
         safety.parse_rules(table)
     assert not list(cache.glob(f"{PREFIX}*.bin"))
+
+
+# --------------------------------------------------------------------------- module patterns
+
+_SRC = Path(__file__).resolve().parents[1] / "src"
+_MODULES = sorted(
+    ".".join(path.relative_to(_SRC).with_suffix("").parts)
+    for path in (_SRC / "supportagent").rglob("*.py")
+    if "ProgramCache.for_module(__name__, __file__)" in path.read_text(encoding="utf-8")
+)
+
+# Imports the modules that keep their module-level patterns, recording every pattern they
+# build, and checks each against re.compile in the same interpreter.
+_IMPORT_AND_CHECK = """
+import importlib, json, re, sys
+from supportagent.regexcache import ProgramCache
+built, parsed = [], []
+compile_, keep = ProgramCache.compile, ProgramCache._compile_and_keep
+def recording(self, pattern, flags=0):
+    result = compile_(self, pattern, flags)
+    built.append((pattern, int(flags), result))
+    return result
+def parsing(self, *args):
+    parsed.append(args[0])
+    return keep(self, *args)
+ProgramCache.compile, ProgramCache._compile_and_keep = recording, parsing
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+differ = [p for p, f, r in built if r != re.compile(p, f) or type(r) is not re.Pattern]
+print(json.dumps({"built": len(built), "parsed": len(parsed), "differ": differ}))
+"""
+
+
+def _import_modules(cache_home: Path) -> dict[str, Any]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": str(_SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_AND_CHECK, *_MODULES],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_module_level_patterns_are_rebuilt_from_their_programs_unchanged(tmp_path: Path) -> None:
+    assert {"supportagent.agent.questions", "supportagent.textnorm"} <= set(_MODULES)
+    first = _import_modules(tmp_path)
+    assert first["built"] > 100
+    assert first["parsed"] == first["built"]  # an empty cache: every pattern parsed once
+    assert first["differ"] == []
+    assert len(list((tmp_path / "supportagent").glob(f"{PREFIX}*.bin"))) == len(_MODULES)
+    again = _import_modules(tmp_path)
+    assert again == {"built": first["built"], "parsed": 0, "differ": []}
+
+
+def test_an_edited_module_starts_a_new_entry(cache: Path, tmp_path: Path) -> None:
+    module = tmp_path / "patterns_here.py"
+    module.write_text("A = 1\n", encoding="utf-8")
+    old = ProgramCache.for_module("patterns_here", str(module))
+    old.compile("alpha")
+    old.save()
+    module.write_text("A = 2\n", encoding="utf-8")
+    new = ProgramCache.for_module("patterns_here", str(module))
+    assert new._known == {}
+    assert new.compile("alpha") == re.compile("alpha")
+    new.save()
+    assert len(list(cache.glob(f"{PREFIX}*.bin"))) == 1
+
+
+def test_a_module_without_a_readable_file_keeps_nothing(cache: Path, tmp_path: Path) -> None:
+    for file in (None, str(tmp_path / "gone.py")):
+        patterns = ProgramCache.for_module("somewhere", file)
+        assert patterns.compile(r"\bbeta\b", re.I) == re.compile(r"\bbeta\b", re.I)
+        patterns.save()
+    assert not cache.exists() or not list(cache.glob(f"{PREFIX}*.bin"))

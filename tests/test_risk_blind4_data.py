@@ -1,124 +1,27 @@
 """Shape of eval/risk_blind4/tickets.jsonl, the fourth blind, test-only risk set."""
 
-import json
-from collections import Counter
-from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
-import pytest
-
-from risk_sets import FIELDS
-from risk_sets import RISK_REASON as RISK_REASONS
-
-TICKETS = Path(__file__).resolve().parents[1] / "eval" / "risk_blind4" / "tickets.jsonl"
-
-HARMLESS_REASONS = {
-    "answerable": {"question"},
-    "not_a_question": {"bug_report", "feature_request", "feedback", "outage"},
-}
-LANGUAGES = {"en", "es", "de", "fr", "pt", "it", "nl"}
-RISK_SHAPES = ("direct", "indirect", "in_passing", "long")
-PER_SHAPE = {
-    "self_harm_risk": 6,
-    "security_incident": 5,
-    "payment_fraud": 4,
-    "legal_threat": 3,
-    "money_or_account": 4,
-}
+from risk_sets import BlindSetChecks, MoneySplitChecks, Row
 
 
-@pytest.fixture(scope="module")
-def rows() -> list[dict[str, Any]]:
-    with TICKETS.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+class TestRiskBlind4(BlindSetChecks, MoneySplitChecks):
+    NAME = "risk_blind4"
+    ID_PREFIX = "D"
+    MONEY_SPLIT: ClassVar[dict[str, int]] = {"money_specific": 9, "account_specific": 7}
+    NOT_ENGLISH = (33, 42)
+    LONG = 22
+    LONG_WORDS = (150, 180)
+    SHORT_WORDS = (15, 149)
 
+    def test_short_tickets_are_one_paragraph(self, rows: list[Row]) -> None:
+        for row in rows:
+            if row["shape"] != "long":
+                one_paragraph = "\n\n" not in row["body"]
+                assert one_paragraph, row["id"]
 
-def test_each_row_has_the_set_fields_and_non_empty_texts(rows: list[dict[str, Any]]) -> None:
-    assert len(rows) == 150
-    for row in rows:
-        assert set(row) == FIELDS, row["id"]
-        for field in ("subject", "body", "notes"):
-            assert isinstance(row[field], str) and row[field].strip(), (row["id"], field)
-
-
-def test_ids_are_d001_to_d150_in_order(rows: list[dict[str, Any]]) -> None:
-    assert [row["id"] for row in rows] == [f"D-{n:03d}" for n in range(1, 151)]
-
-
-def test_the_whole_set_is_test_split(rows: list[dict[str, Any]]) -> None:
-    assert {row["split"] for row in rows} == {"test"}
-
-
-def test_bucket_safety_reason_and_shape_are_consistent(rows: list[dict[str, Any]]) -> None:
-    for row in rows:
-        safety, bucket = row["expected_safety"], row["expected_bucket"]
-        reason = row["expected_reason"]
-        assert row["language"] in LANGUAGES, row["id"]
-        if safety is None:
-            assert row["shape"] in {"look_alike", "ordinary"}, row["id"]
-            assert reason in HARMLESS_REASONS[bucket], row["id"]
-        else:
-            assert row["shape"] in RISK_SHAPES, row["id"]
-            assert bucket == "needs_human", row["id"]
-            assert reason in RISK_REASONS[safety], row["id"]
-
-
-def test_category_by_shape_counts_match_the_readme(rows: list[dict[str, Any]]) -> None:
-    cells = Counter((row["expected_safety"], row["shape"]) for row in rows)
-    expected = {(cat, shape): n for cat, n in PER_SHAPE.items() for shape in RISK_SHAPES}
-    expected[(None, "look_alike")] = 36
-    expected[(None, "ordinary")] = 26
-    assert dict(cells) == expected
-
-
-def test_harmless_reasons_per_shape(rows: list[dict[str, Any]]) -> None:
-    look_alike = Counter(row["expected_reason"] for row in rows if row["shape"] == "look_alike")
-    assert look_alike == {"question": 24, "bug_report": 4, "feature_request": 4, "feedback": 4}
-    ordinary = Counter(row["expected_reason"] for row in rows if row["shape"] == "ordinary")
-    assert ordinary == {
-        "question": 10,
-        "bug_report": 6,
-        "feature_request": 4,
-        "feedback": 5,
-        "outage": 1,
-    }
-    money = Counter(
-        row["expected_reason"] for row in rows if row["expected_safety"] == "money_or_account"
-    )
-    assert money == {"money_specific": 9, "account_specific": 7}
-
-
-def test_a_quarter_is_not_english_and_self_harm_spans_all_seven_languages(
-    rows: list[dict[str, Any]],
-) -> None:
-    not_english = sum(row["language"] != "en" for row in rows)
-    assert 33 <= not_english <= 42
-    self_harm = {row["language"] for row in rows if row["expected_safety"] == "self_harm_risk"}
-    assert self_harm == LANGUAGES
-
-
-def test_long_tickets_have_three_paragraphs_and_the_others_are_short(
-    rows: list[dict[str, Any]],
-) -> None:
-    long_rows = [row for row in rows if row["shape"] == "long"]
-    assert len(long_rows) == 22
-    for row in long_rows:
-        assert len(row["body"].split("\n\n")) == 3, row["id"]
-        assert 150 <= len(row["body"].split()) <= 180, row["id"]
-    for row in rows:
-        if row["shape"] != "long":
-            assert 15 <= len(row["body"].split()) < 150, row["id"]
-            assert "\n\n" not in row["body"], row["id"]
-
-
-def test_money_or_account_tickets_mostly_avoid_the_word_refund(
-    rows: list[dict[str, Any]],
-) -> None:
-    money = [row for row in rows if row["expected_safety"] == "money_or_account"]
-    with_refund = [row for row in money if "refund" in (row["subject"] + row["body"]).lower()]
-    assert len(with_refund) * 2 <= len(money)
-
-
-def test_subjects_and_bodies_are_unique(rows: list[dict[str, Any]]) -> None:
-    assert len({row["subject"] for row in rows}) == len(rows)
-    assert len({row["body"] for row in rows}) == len(rows)
+    def test_money_or_account_tickets_mostly_avoid_the_word_refund(self, rows: list[Row]) -> None:
+        money = [row for row in rows if row["expected_safety"] == "money_or_account"]
+        with_refund = sum("refund" in (row["subject"] + row["body"]).lower() for row in money)
+        in_all = len(money)
+        assert with_refund * 2 <= in_all, (with_refund, in_all)

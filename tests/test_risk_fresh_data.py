@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from risk_sets import FIELDS, RISK_REASON
-
-DATA = Path(__file__).resolve().parents[1] / "eval" / "risk_fresh" / "tickets.jsonl"
+from risk_sets import FIELDS, RISK_REASON, read_rows
 
 HARMLESS_BUCKET = {
     "question": "answerable",
@@ -46,17 +42,6 @@ BRIEF_NOT_ENGLISH = {
 }
 
 
-def load_rows() -> list[dict[str, Any]]:
-    rows = []
-    with DATA.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            assert line.strip(), f"blank line {number}"
-            row = json.loads(line)
-            assert isinstance(row, dict), f"line {number} is not an object"
-            rows.append(row)
-    return rows
-
-
 def category(row: dict[str, Any]) -> str:
     """The risk category, or the shape (look_alike / ordinary) for a harmless ticket."""
     safety = row["expected_safety"]
@@ -65,7 +50,7 @@ def category(row: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict[str, Any]]:
-    return load_rows()
+    return read_rows("risk_fresh")
 
 
 def test_every_row_has_exactly_the_fields_with_allowed_values(rows: list[dict[str, Any]]) -> None:

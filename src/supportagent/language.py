@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from supportagent.regexcache import ProgramCache
 from supportagent.usercache import cache_folder, publish_folder, remove_stale
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 ENGLISH = "en"
 #: Below this many words of prose a guess is never reliable.
@@ -49,14 +52,14 @@ _NAMES = {
 
 # What is not prose: code spans and blocks, URLs, e-mail addresses, paths, identifiers with
 # digits or joiners (KS-4001, x-api-key, starting_after), and greeting or sign-off lines.
-_NOT_PROSE = re.compile(
+_NOT_PROSE = _PATTERNS.compile(
     r"```.*?```|`[^`]*`|https?://\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:/[\w{}.:-]+)+"
     r"|\b[\w]*\d[\w-]*\b|\b\w+(?:[-_.]\w+)+\b",
     re.DOTALL,
 )
-_WORD = re.compile(r"[^\W\d_]{2,}")
-_LETTER = re.compile(r"[^\W\d_]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_WORD = _PATTERNS.compile(r"[^\W\d_]{2,}")
+_LETTER = _PATTERNS.compile(r"[^\W\d_]")
+_CJK = _PATTERNS.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,3 +225,6 @@ def language_of(text: str) -> str:
         return ENGLISH
     code, probability = _identifier().classify(text)
     return str(code) if code == ENGLISH or float(probability) >= 0.7 else ENGLISH
+
+
+_PATTERNS.save()

@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
     compile_patterns,
     first_match,
@@ -39,6 +40,8 @@ from supportagent.ruletable import (
 )
 from supportagent.textnorm import canonical, stripped_span
 
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
+
 Kind = Literal["instruction", "role_marker", "action_claim"]
 KINDS: tuple[Kind, ...] = ("instruction", "role_marker", "action_claim")
 RULES_FILE = "planted_rules.toml"
@@ -47,12 +50,12 @@ SNIPPET_CHARS = 200
 
 # A condition or a report opens the clause: "once the refund has been issued", "an e-mail
 # saying your password has been reset". What follows is not a claim that it was done.
-_CONDITION = re.compile(
+_CONDITION = _PATTERNS.compile(
     r"\b(?:if|when|whenever|once|after|until|till|before|as\s+soon\s+as|unless|in\s+case|"
     r"whether|saying|says|said|reads|stating|states|(?:check|verify|see)\s+(?:that|whether))\b",
     re.IGNORECASE,
 )
-_CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+_CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;\n]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +123,16 @@ def load_rules(path: Path | None = None) -> tuple[PlantedRule, ...]:
 
 # Pieces read whole: an HTML comment, a chat-template block, a fenced block. Everything else is
 # read a sentence (or a line) at a time.
-_BLOCK = re.compile(
+_BLOCK = _PATTERNS.compile(
     r"<!--.*?(?:-->|\Z)"
     r"|<\|im_start\|>.*?(?:<\|im_end\|>|\Z)"
     r"|^[ \t]*(?P<fence>```|~~~)[^\n]*\n.*?(?:^[ \t]*(?P=fence)[ \t]*$|\Z)",
     re.DOTALL | re.MULTILINE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+|\n")
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-_LIST_MARK = re.compile(r"\s*(?:\d{1,3}[.)]|[-*+])")
+_SENTENCE_END = _PATTERNS.compile(r"(?<=[.!?])[ \t]+|\n")
+_HEADING_LINE = _PATTERNS.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
+_PARAGRAPH_BREAK = _PATTERNS.compile(r"\n[ \t]*\n")
+_LIST_MARK = _PATTERNS.compile(r"\s*(?:\d{1,3}[.)]|[-*+])")
 
 Span = tuple[int, int]
 
@@ -271,3 +274,6 @@ def count_kinds(flags: Sequence[Flag] | Sequence[Mapping[str, Any]]) -> dict[str
         if kind in counts:
             counts[kind] += 1
     return counts
+
+
+_PATTERNS.save()

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from supportagent import tomlcache
 from supportagent.errors import UserError
 
 ROUTING_FILE = "routing.toml"
@@ -65,7 +66,7 @@ class ReasonTable:
 
 def _parse(text: str, source: str) -> ReasonTable:
     try:
-        data = tomllib.loads(text)
+        data = tomlcache.loads(text, source)  # tomllib.loads, kept between processes
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{source}: not valid TOML ({exc}).") from None
     reasons = data.get("reasons", {})

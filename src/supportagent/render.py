@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from supportagent.reasons import explain, one_line
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 _STATUS_STYLE = {
     "pass": "green",
@@ -94,6 +96,8 @@ def model_call_summary(d: dict[str, Any]) -> str:
 
 def outcome_table(rows: Iterable[tuple[str, str]], title: str = "Outcomes") -> Table:
     """Counts of (status, reason) pairs, most common first, each reason in words."""
+    from rich.table import Table
+
     counts = Counter(rows)
     table = Table(title=title)
     table.add_column("status")

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from supportagent import tomlcache
 from supportagent.regexcache import ProgramCache
 
 
@@ -41,7 +42,7 @@ def parse_rule_table(text: str, source: str, parse_entry: Callable[[Any, str], R
     it is given ("<source>: rule #3") when the entry is malformed.
     """
     try:
-        data = tomllib.loads(text)
+        data = tomlcache.loads(text, source)  # tomllib.loads, kept between processes
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{source}: not valid TOML: {exc}") from exc
     entries = data.get("rule")

@@ -11,18 +11,21 @@ from __future__ import annotations
 import re
 
 from supportagent.domain import Ticket
+from supportagent.regexcache import ProgramCache
 from supportagent.textnorm import prose
 
-_GREETING = re.compile(
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
+
+_GREETING = _PATTERNS.compile(
     r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening))\b[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
-_GREETING_PREFIX = re.compile(
+_GREETING_PREFIX = _PATTERNS.compile(
     r"^\s*(?:hi|hello|hey|dear|hola|hallo|bonjour|ciao|ol[aá]|good (?:morning|afternoon|evening))"
     r"\b[^,.!:\n]{0,30}[,.!:]?",
     re.IGNORECASE | re.MULTILINE,
 )
-_CLOSING = re.compile(
+_CLOSING = _PATTERNS.compile(
     r"^\s*(thanks|thank you|many thanks|cheers|regards|best|kind regards|best regards|"
     r"sincerely|sent from|groeten|saludos|gr(u|ü)(ß|ss)e|gruß|cordialement|mfg)\b|^\s*--\s*$",
     re.IGNORECASE,
@@ -38,8 +41,8 @@ MAX_SENTENCES = 40
 MAX_SENTENCE_CHARS = 400
 MIN_WORDS = 3
 
-_BREAK = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n(?=\s*(?:[-*•]|\d+[.)])\s)|\s*\n\s*")
-_WORDS = re.compile(r"[^\W\d_]+")
+_BREAK = _PATTERNS.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n(?=\s*(?:[-*•]|\d+[.)])\s)|\s*\n\s*")
+_WORDS = _PATTERNS.compile(r"[^\W\d_]+")
 
 
 def _without_sign_off(body: str) -> list[str]:
@@ -87,3 +90,6 @@ def ticket_sentences(ticket: Ticket, limit: int = MAX_SENTENCES) -> list[str]:
     # Keep the start and the end of a very long ticket: requests open it and close it.
     head = limit * 3 // 4
     return sentences[:head] + sentences[-(limit - head) :]
+
+
+_PATTERNS.save()

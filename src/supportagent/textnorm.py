@@ -13,8 +13,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from supportagent.regexcache import ProgramCache
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
+
 #: Characters that render as nothing (or as a space) and only serve to split a word.
-_INVISIBLE = re.compile(
+_INVISIBLE = _PATTERNS.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
@@ -38,22 +42,22 @@ _CONFUSABLES = str.maketrans(
     dict(zip(_CONFUSABLE_PAIRS[::2], _CONFUSABLE_PAIRS[1::2], strict=True))
 )
 
-_HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
-_FENCED = re.compile(
+_HTML_COMMENT = _PATTERNS.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
+_FENCED = _PATTERNS.compile(
     r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE
 )
-_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_INLINE_CODE = _PATTERNS.compile(r"`[^`\n]+`")
 # An indented block: four spaces or a tab, after a blank line, for as long as it stays so.
-_INDENTED = re.compile(r"(?:(?<=\n\n)|\A)(?:(?: {4}|\t)[^\n]*(?:\n|\Z))+")
+_INDENTED = _PATTERNS.compile(r"(?:(?<=\n\n)|\A)(?:(?: {4}|\t)[^\n]*(?:\n|\Z))+")
 # Words a person does not write: snake_case, dotted.paths, camelCase, CONSTANT_CASE, a::b.
 # Ones with a digit are left alone: they are record ids (``ch_3Nk29xQ``, ``acct_93k2``) that
 # the rules exist to see, and an e-mail address is not a dotted path.
-_IDENTIFIER = re.compile(
+_IDENTIFIER = _PATTERNS.compile(
     r"(?<![\w.@/:])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+"
     r"|[a-z]+[A-Z][A-Za-z0-9]*)(?:\(\))?(?!\w|\.\w)"
 )
-_DIGIT = re.compile(r"\d")
-_TRACE_LINE = re.compile(
+_DIGIT = _PATTERNS.compile(r"\d")
+_TRACE_LINE = _PATTERNS.compile(
     r"^[ \t]*(?:at [\w.$<>]+\(|File \"|Traceback \(most recent"
     r"|\w+(?:\.\w+)+(?:Error|Exception)\b).*$",
     re.MULTILINE,
@@ -106,3 +110,6 @@ def stripped_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
     while b > a and text[b - 1].isspace():
         b -= 1
     return a, b
+
+
+_PATTERNS.save()

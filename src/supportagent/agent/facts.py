@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
@@ -25,7 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import DocKind, Passage, resolved_answer
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.text import tokenize
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -77,9 +80,35 @@ _UNIT_ALIASES = {
     "recipient": "recipient recipients",
     "contact": "contact contacts",
     "segment": "segment segments",
+    "pixel": "px pixel pixels",
+    # Measures: lengths, weights, volumes, temperatures, power, bandwidth ("6 mm" is "6
+    # millimetres"). Single letters are read only in the case that writes them ("5 m", "2 L").
+    "mm": "mm millimetre millimetres millimeter millimeters",
+    "cm": "cm centimetre centimetres centimeter centimeters",
+    "metre": "metre metres meter meters",
+    "km": "km kilometre kilometres kilometer kilometers",
+    "inch": "inch inches",
+    "foot": "ft foot feet",
+    "mile": "mile miles",
+    "gram": "gram grams gramme grammes",
+    "kg": "kg kilo kilos kilogram kilograms kilogramme kilogrammes",
+    "tonne": "tonne tonnes",
+    "lb": "lb lbs",
+    "ml": "ml millilitre millilitres milliliter milliliters",
+    "litre": "litre litres liter liters",
+    "celsius": "°c ºc celsius",
+    "fahrenheit": "°f ºf fahrenheit",
+    "watt": "w watt watts",
+    "kw": "kw kilowatt kilowatts",
+    "kwh": "kwh",
+    "kbps": "kbps",
+    "mbps": "mbps",
+    "gbps": "gbps",
 }
 #: Every spelling of a unit mapped to its canonical name ("mins" -> "minute").
 UNITS = {alias: unit for unit, aliases in _UNIT_ALIASES.items() for alias in aliases.split()}
+#: Units written as one letter, in the case that writes them: "5 m" is metres, "5M" is not.
+_LETTER_UNITS = {"m": "metre", "g": "gram", "l": "litre", "L": "litre", "W": "watt"}
 #: Units of one dimension, each with its size in that dimension's base unit.
 _SCALES: dict[str, tuple[str, Decimal]] = {
     "millisecond": ("duration", Decimal("0.001")),
@@ -95,7 +124,40 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
     "mb": ("size", Decimal(1024**2)),
     "gb": ("size", Decimal(1024**3)),
     "tb": ("size", Decimal(1024**4)),
+    "mm": ("length", Decimal("0.001")),
+    "cm": ("length", Decimal("0.01")),
+    "metre": ("length", Decimal(1)),
+    "km": ("length", Decimal(1000)),
+    "inch": ("length", Decimal("0.0254")),
+    "foot": ("length", Decimal("0.3048")),
+    "mile": ("length", Decimal("1609.344")),
+    "gram": ("mass", Decimal("0.001")),
+    "kg": ("mass", Decimal(1)),
+    "tonne": ("mass", Decimal(1000)),
+    "lb": ("mass", Decimal("0.45359237")),
+    "ml": ("volume", Decimal("0.001")),
+    "litre": ("volume", Decimal(1)),
+    "celsius": ("temperature", Decimal(1)),
+    "fahrenheit": ("temperature", Decimal(5) / Decimal(9)),
+    "watt": ("power", Decimal(1)),
+    "kw": ("power", Decimal(1000)),
+    "kwh": ("energy", Decimal(1)),
+    "kbps": ("bandwidth", Decimal(1000)),
+    "mbps": ("bandwidth", Decimal(1000**2)),
+    "gbps": ("bandwidth", Decimal(1000**3)),
 }
+_PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
+#: The dimensions of a measured value (not a duration, a count or money): what "what time",
+#: "how heavy" or "at what temperature" ask for.
+MEASURES = frozenset(
+    {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
+    | {"bandwidth", "size", "percent", "pixel"}
+)
+#: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
+_OFFSETS = {"fahrenheit": Decimal(-32)}
+#: Units of a measure, that number words count for too ("ten millimetres", "five percent").
+_MEASURES = frozenset(u for u, (dim, _) in _SCALES.items() if dim not in ("duration", "size"))
+_MEASURES |= {"percent", "pixel"}
 #: Words between a number and its unit that say which ones count ("five opening days").
 _QUALIFIERS = frozenset(
     {
@@ -117,16 +179,20 @@ _WORD_NUMBERS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
     "thirty": 30, "sixty": 60, "ninety": 90, "a": 1, "an": 1,
 }  # fmt: skip
-_QUANTITY = re.compile(
-    r"(?<![\w.-])([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
+_QUANTITY = _PATTERNS.compile(
+    r"(?:(?<![\w.\-\u2212])|(?<=[\s(][-\u2212])|(?<=^[-\u2212]))([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
     r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
     re.IGNORECASE,
 )
 #: Units counted in words often enough to read "three more times" as a value.
 _COUNTED = frozenset({"time", "attempt", "retry"})
-_FREQUENCY = re.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
-_TAIL = re.compile(r"(?:\s*|-)(%|[A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
-_PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+_FREQUENCY = _PATTERNS.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
+_TAIL = _PATTERNS.compile(
+    r"(?:\s*|-)(%|[°º]\s?[CF]\b|°|º|[A-Za-z][A-Za-z-]*)(?:\s*([A-Za-z][A-Za-z-]*))?"
+)
+_PER = _PATTERNS.compile(
+    r"\s*(?:/|\bper\b|\ba\b|\ban\b|\beach\b)\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +216,8 @@ class Quantity:
     def base_value(self) -> Decimal:
         """The value in its dimension's base unit (seconds, bytes), so 1 day equals 24 hours."""
         head = self.unit.partition("/")[0]
-        return (self.value * _SCALES.get(head, ("", Decimal(1)))[1]).normalize()
+        value = self.value + _OFFSETS.get(head, Decimal(0))
+        return (value * _SCALES.get(head, ("", Decimal(1)))[1]).quantize(_PLACES).normalize()
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -164,36 +231,194 @@ def quantities(text: str) -> list[Quantity]:
             unit, end = UNITS[currency], match.end()
         if unit is None:
             continue
+        elif currency and unit in _SCALES:
+            unit, end = UNITS[currency], match.end()  # "$5m" is money, not metres
         if word is not None:
             duration = unit in _SCALES and _SCALES[unit][0] == "duration"
-            if not duration and (unit not in _COUNTED or word.lower() in ("a", "an")):
+            counted = unit in _COUNTED or unit in _MEASURES
+            if not duration and (not counted or word.lower() in ("a", "an")):
                 continue
             if _FREQUENCY.search(text, 0, match.start()) or (
                 word.lower() in "an" and unit == "second"
             ):
                 continue  # "once a month" is how often; "a second key" is not a duration
             value = Decimal(_WORD_NUMBERS[word.lower()])
+            if word.lower() in ("a", "an") and _HALF.search(text, 0, match.start()):
+                value = Decimal("0.5")  # "half an hour", "half a day"
         else:
             value = Decimal(digits.replace(",", ""))
         per = _PER.match(text, end)
         if per is not None and per.group(1).lower() in UNITS:
             unit = f"{unit}/{UNITS[per.group(1).lower()]}"
             end = per.end()
-        found.append(Quantity(value, unit, text[match.start() : end].strip(), match.start(), end))
+        elif unit in _MONEY and (often := _PER_PERIOD.match(text, end)) is not None:
+            unit = f"{unit}/{_PERIOD_OF[often.group(1).lower()][0]}"  # "$3.50 monthly"
+            end = often.end()
+        start = match.start()
+        sign = _MINUS.search(text, 0, start)
+        if sign is not None:
+            if unit not in ("celsius", "fahrenheit"):
+                continue  # "2-3 days", "-4 days": only a temperature is read below zero
+            value, start = -value, sign.start()  # "-4 °C"
+        found.append(Quantity(value, unit, text[start:end].strip(), start, end))
+    clocks = clock_values(text)
+    if clocks:
+        # "the 01:00-04:00 window" is one value, not "00-04" and a stray number.
+        found = [q for q in found if not any(c.start <= q.start < c.end for c in clocks)]
+        found = sorted([*found, *clocks], key=lambda q: q.start)
     return found
+
+
+_MONEY = frozenset({"usd", "eur", "gbp"})
+_PER_PERIOD = _PATTERNS.compile(
+    r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE
+)
+_HALF = _PATTERNS.compile(r"\bhalf\s+$", re.IGNORECASE)
+_MINUS = _PATTERNS.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
 
 
 def _unit_after(text: str, start: int) -> tuple[str | None, int]:
     tail = _TAIL.match(text, start)
     if tail is None:
         return None, start
-    first = tail.group(1).lower()
-    if first in _QUALIFIERS and tail.group(2):
-        second = tail.group(2).lower()
+    raw, second = tail.group(1), (tail.group(2) or "").lower()
+    first = raw.lower()
+    if first in _QUALIFIERS and second:
         return (UNITS[second], tail.end()) if second in UNITS else (None, start)
+    if first in ("degree", "degrees", "°", "º", "deg"):
+        # "4 degrees", "4 degrees Celsius", "40 °F": Celsius unless it says Fahrenheit.
+        if second in ("f", "fahrenheit"):
+            return "fahrenheit", tail.end()
+        if second in ("c", "celsius", "centigrade"):
+            return "celsius", tail.end()
+        return "celsius", tail.end(1)
+    if first == "per" and second == "cent":
+        return "percent", tail.end()
+    if first.replace(" ", "") in UNITS and raw[0] in "°º":
+        return UNITS[first.replace(" ", "")], tail.end(1)
+    if len(raw) == 1 and raw != "%":
+        unit = _LETTER_UNITS.get(raw) or (UNITS.get(raw) if raw.islower() else None)
+        return (unit, tail.end(1)) if unit else (None, start)
     if first in UNITS:
         return UNITS[first], tail.end(1)
     return None, start
+
+
+_MERIDIEM = r"(?:\s*([ap])(?:\.\s?m\.|\s?m\b))"
+_CLOCK = (
+    rf"(?:(?:([01]?\d|2[0-4]):([0-5]\d)(?![\d:]){_MERIDIEM}?)|(?:(1[0-2]|0?[1-9]){_MERIDIEM})"
+    r"|(midnight|noon|midday))"
+)
+#: A time of day: "01:00", "9:30 pm", "2 a.m."; a window between two: "01:00-04:00",
+#: "between 1 and 4 am", "from 22:00 to 06:00".
+_CLOCK_TIME = _PATTERNS.compile(rf"(?<![\w:.]){_CLOCK}", re.IGNORECASE)
+_WINDOW = _PATTERNS.compile(
+    r"(?<![\w:.])(?:(?:between|from)\s+)?"
+    rf"(?:{_CLOCK}|(1[0-2]|0?[1-9])(?=\s*(?:-|\u2013|\u2014|to|and|until|till)\s*(?:1[0-2]|0?[1-9])"
+    r"\s*[ap]\.?\s?m\b))"
+    r"\s*(?:-|\u2013|\u2014|to|and|until|till)\s*"
+    rf"{_CLOCK}",
+    re.IGNORECASE,
+)
+_NAMED_TIMES = {"midnight": 0, "noon": 720, "midday": 720}
+#: Minutes in a day, which a window's start is counted in so that one number holds both ends.
+_DAY_MINUTES = 24 * 60 + 1
+
+
+def _minutes(groups: Sequence[str | None], meridiem: str | None = None) -> int | None:
+    """Minutes after midnight of one matched time (hour, minute, meridiem, hour, meridiem,
+    name), or None when it is no time ("25:00")."""
+    hour24, minute, mer1, hour12, mer2, name = groups
+    if name:
+        return _NAMED_TIMES[name.lower()]
+    if hour24 is not None:
+        hour, mer = int(hour24), mer1
+    elif hour12 is not None:
+        hour, mer = int(hour12), mer2
+    else:
+        return None
+    mer = (mer or meridiem or "").lower()
+    if mer and not 1 <= hour <= 12:
+        return None
+    if mer == "p" and hour != 12:
+        hour += 12
+    elif mer == "a" and hour == 12:
+        hour = 0
+    total = hour * 60 + int(minute or 0)
+    return total if total <= 24 * 60 else None
+
+
+def clock_values(text: str) -> list[Quantity]:
+    """Times of day (unit ``clock``, minutes after midnight) and windows between two (unit
+    ``window``; :func:`window_bounds` reads both ends back), in order. "12:00-14:00" and
+    "between noon and 2 pm" are one window; a bare "14" is no time. A window and a time are
+    values of different kinds and are never compared."""
+    found: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    for match in _WINDOW.finditer(text):
+        g = match.groups()
+        end = _minutes(g[7:13])
+        end_mer = g[9] or g[11]
+        bare = g[6]
+        if bare is None:
+            start = _minutes(g[0:6], end_mer if not (g[2] or g[4]) and g[0] is None else None)
+        else:
+            # "between 1 and 4 am" shares the end's meridiem; "10 to 2 pm" starts before noon.
+            start = _minutes((None, None, None, bare, end_mer, None))
+            if start is not None and end is not None and start > end and end_mer:
+                start = _minutes((None, None, None, bare, "ap"[end_mer.lower() == "a"], None))
+        if start is None or end is None or start == end:
+            continue
+        value = Decimal(start * _DAY_MINUTES + end)
+        found.append(Quantity(value, "window", match.group(0).strip(), match.start(), match.end()))
+        taken.append((match.start(), match.end()))
+    for match in _CLOCK_TIME.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        g = match.groups()
+        if g[5] is not None:
+            continue  # "at midday" alone is too loose a time to compare
+        minutes = _minutes(g)
+        if minutes is None:
+            continue
+        found.append(
+            Quantity(Decimal(minutes), "clock", match.group(0).strip(), match.start(), match.end())
+        )
+    return sorted(found, key=lambda q: q.start)
+
+
+#: "up to 12 hives", "as many as 30 hive stands": a limit on a count of things.
+_LIMIT_COUNT = _PATTERNS.compile(
+    r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+"
+    r"(\d+(?:,\d{3})*)\s+([a-z][a-z-]+)\b",
+    re.IGNORECASE,
+)
+_NOT_COUNTED = frozenset({"of", "more", "per", "a", "an", "the", "in", "on", "at", "for", "to"})
+
+
+def limit_counts(text: str) -> list[Quantity]:
+    """Limits on a count of things that :func:`quantities` has no unit for: "up to 12 hives"
+    and "as many as 30 hive stands" are counts of hives (unit ``count:hive``)."""
+    found = []
+    for match in _LIMIT_COUNT.finditer(text):
+        noun = match.group(2).lower()
+        if noun in UNITS or noun in _QUALIFIERS or noun in _NOT_COUNTED:
+            continue
+        stem = noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+        value = Decimal(match.group(1).replace(",", ""))
+        raw_start = match.start(1)
+        found.append(
+            Quantity(value, f"count:{stem}", text[raw_start : match.end()], raw_start, match.end())
+        )
+    return found
+
+
+def window_bounds(quantity: Quantity) -> tuple[int, int] | None:
+    """A window's start and end, in minutes after midnight; None for any other value."""
+    if quantity.unit != "window":
+        return None
+    start, end = divmod(int(quantity.value), _DAY_MINUTES)
+    return start, end
 
 
 _DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekday"]
@@ -208,7 +433,7 @@ _PERIOD_OF = {
 _TIMES = {"once": 1, "twice": 2, "three times": 3, "four times": 4}
 _PERIOD_WORDS = "|".join(w for w in _PERIOD_OF if not w.endswith("ly"))
 _ADVERBS = "|".join(w for w in _PERIOD_OF if w.endswith("ly"))
-_FREQUENCY_PHRASE = re.compile(
+_FREQUENCY_PHRASE = _PATTERNS.compile(
     rf"\b(?:(once|twice|three times|four times)\s+(?:a|an|per|each|every)\s+({_PERIOD_WORDS})"
     rf"|(?:every|each)\s+({_PERIOD_WORDS})s?"
     # "billed monthly", "runs nightly": a schedule. Before a noun the word names a thing
@@ -235,20 +460,36 @@ def frequencies(text: str) -> list[Quantity]:
 
 # ---------------------------------------------------------------------------- facts
 
-_PLAN = re.compile(
+_PLAN = _PATTERNS.compile(
     r"\b(?:on|for|with|in)\s+(?:the\s+|your\s+|an?\s+)?([A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\s+"
     r"(?:plans?|tiers?|accounts?|customers?|subscriptions?|editions?)\b"
     r"|\b([A-Z][\w-]*)\s+(?:plans?|tiers?)\b"
 )
-_ENDPOINT = re.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
-_REGION = re.compile(
+_ENDPOINT = _PATTERNS.compile(r"\b(?:(GET|POST|PUT|PATCH|DELETE)\s+)?(/[\w{}.:-]+(?:/[\w{}.:-]+)+)")
+_REGION = _PATTERNS.compile(
     r"\b(?:in|for)\s+(?:the|our)\s+([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data region|data centre|"
     r"data center)\b|\b([A-Z]{2,}|[A-Z][a-z]+)\s+(?:region|data centre|data center)\b"
 )
-_UNIVERSAL = re.compile(
-    r"\b(?:on|for|in)\s+(?:every|all|each|any)\s+(?:plans?|tiers?|accounts?|endpoints?|"
-    r"regions?|customers?)\b|\bregardless of\b|\bno matter\b|\bwithout exception\b"
-    r"|\b(?:the )?same (?:for|on|in) (?:every|all|each|any)\b",
+#: Nouns that limit a value to some of the things a product serves, by the kind of scope:
+#: "the Aero 3 model", "the Northfield region", "the Harbour Street branch".
+_SCOPE_NOUNS = {
+    "model": r"models?|handsets?|printers?|scanners?|terminals?|vehicles?|sensors?",
+    "region": r"regions?|zones?|districts?|counties|county|countries|country|provinces?",
+    "site": r"sites?|branch(?:es)?|stores?|venues?|farms?|warehouses?|depots?|offices?"
+    r"|locations?|campus(?:es)?",
+}
+_SCOPE_NOUN = "|".join(_SCOPE_NOUNS.values())
+_NAMED_SCOPE = _PATTERNS.compile(rf"\b([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)?)\s+({_SCOPE_NOUN})\b")
+#: "that model", "your region": a resolved ticket's answer about the one its question names.
+_DEICTIC_SCOPE = _PATTERNS.compile(
+    rf"\b(?:this|that|these|those|your|their|its|the same)\s+({_SCOPE_NOUN})\b", re.I
+)
+_UNIVERSAL = _PATTERNS.compile(
+    r"\b(?:on|for|in|at|across)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the|your)\s+|our\s+"
+    r"|the\s+)?(?:[a-z][\w-]*\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
+    rf"regions?|customers?|devices?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
+    r"|\bwithout exception\b|\bwhatever the\b|\bwhichever\b"
+    r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b",
     re.IGNORECASE,
 )
 #: Words that say how a value is held, or that every sentence about limits uses: they do not
@@ -271,18 +512,22 @@ _GENERIC = frozenset(
 _TIME_WORDS = frozenset(
     tokenize(" ".join(_UNIT_ALIASES[u] for u in _SCALES)) + tokenize("percent %")
 )
-_CLAUSE = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|so|because|which|then)\s")
+_CLAUSE = _PATTERNS.compile(
+    r"(?<!\d),|,(?!\d)|(?<!\d):|:(?!\d)|[;()]|\s(?:and|but|while|whereas|so|because|which|then)\s"
+)
 
 
 _ROLE_BEFORE = (
     (
-        re.compile(r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I),
+        _PATTERNS.compile(
+            r"\b(?:within|in under|no later than|in)\s+(?:about\s+|roughly\s+)?$", re.I
+        ),
         "deadline",
     ),
-    (re.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
-    (re.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
+    (_PATTERNS.compile(r"\b(?:every|each)\s+$", re.I), "interval"),
+    (_PATTERNS.compile(r"\b(?:after|later than)\s+(?:about\s+)?$", re.I), "delay"),
     (
-        re.compile(
+        _PATTERNS.compile(
             r"\b(?:for|over|up to|during|lasting|keeps?|kept|holds?)\s+(?:about\s+|up to\s+)?$",
             re.I,
         ),
@@ -290,10 +535,10 @@ _ROLE_BEFORE = (
     ),
 )
 _ROLE_AFTER = (
-    (re.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
-    (re.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
-    (re.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
-    (re.compile(r"^\s*(?:ago)\b", re.I), "past"),
+    (_PATTERNS.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
+    (_PATTERNS.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
+    (_PATTERNS.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
+    (_PATTERNS.compile(r"^\s*(?:ago)\b", re.I), "past"),
 )
 
 
@@ -383,8 +628,44 @@ def _masked(text: str, raw: str) -> str:
     return text[:offset] + "some time" + text[offset + len(raw) :] if offset >= 0 else text
 
 
-_PLAN_NAME = re.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
+_PLAN_NAME = _PATTERNS.compile(r"\b([A-Z][\w-]+)\s+(?:plans?|tiers?)\b")
 _NOT_PLANS = frozenset({"the", "a", "an", "your", "every", "all", "each", "this", "that", "any"})
+#: Words before a scope noun that do not name one ("Older models", "Our farms", "Which region").
+_NOT_NAMES = _NOT_PLANS | frozenset(
+    re.findall(
+        r"\w+",
+        "our their my its one some other same most many few both these those which what no "
+        "older newer new old earlier later larger smaller outdoor indoor different several "
+        "multiple single each every for in on at with from to by of when if as and or but so "
+        "only then there here per",
+    )
+)
+
+
+def _scope_kind(noun: str) -> str:
+    return next(k for k, words in _SCOPE_NOUNS.items() if re.fullmatch(words, noun, re.I))
+
+
+def scope_names(texts: Iterable[str]) -> dict[str, str]:
+    """Names the texts give a model, region or site ("the Aero 3 model": "Aero 3" -> "model"),
+    as written, so that the name alone ("The Aero 3 takes ...") scopes a sentence too."""
+    names: dict[str, str] = {}
+    for text in texts:
+        for match in _NAMED_SCOPE.finditer(text):
+            name = _scope_name(match.group(1))
+            if name:
+                names.setdefault(name, _scope_kind(match.group(2)))
+    return names
+
+
+def _scope_name(name: str) -> str:
+    """``name`` without a leading word that names nothing ("Our North" -> "North")."""
+    words = name.split()
+    while words and words[0].lower() in _NOT_NAMES:
+        words = words[1:]
+    if not words or words[0].lower() in _NOT_NAMES or not words[0][0].isupper():
+        return ""
+    return " ".join(words)
 
 
 def plan_names(texts: Iterable[str]) -> frozenset[str]:
@@ -395,10 +676,13 @@ def plan_names(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(names - _NOT_PLANS)
 
 
-def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...], bool]:
-    """The plans, endpoints and regions ``sentence`` limits itself to, and whether it says it
-    holds for all of them. ``plans``: names known to be plans, found without the word "plan"
-    too ("On Team, ...")."""
+def scope_of(
+    sentence: str, plans: Collection[str] = (), names: Mapping[str, str] | None = None
+) -> tuple[tuple[str, ...], bool]:
+    """The plans, endpoints, regions, models and sites ``sentence`` limits itself to, and
+    whether it says it holds for all of them. ``plans``: names known to be plans, found
+    without the word "plan" too ("On Team, ..."); ``names``: names of models, regions and
+    sites (:func:`scope_names`), found as written ("The Aero 3 takes ...")."""
     scopes: list[str] = []
     for match in _PLAN.finditer(sentence):
         name = (match.group(1) or match.group(2) or "").strip()
@@ -410,11 +694,20 @@ def scope_of(sentence: str, plans: Collection[str] = ()) -> tuple[tuple[str, ...
     for match in _ENDPOINT.finditer(sentence):
         scopes.append(f"endpoint:{match.group(2).lower()}")
     for match in _REGION.finditer(sentence):
-        scopes.append(f"region:{(match.group(1) or match.group(2)).lower()}")
+        name = match.group(1) or match.group(2)
+        if name.lower() not in _NOT_NAMES:  # "Every region" names none
+            scopes.append(f"region:{name.lower()}")
+    for match in _NAMED_SCOPE.finditer(sentence):
+        name = _scope_name(match.group(1))
+        if name:
+            scopes.append(f"{_scope_kind(match.group(2))}:{name.lower()}")
+    for name, kind in (names or {}).items():
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sentence):
+            scopes.append(f"{kind}:{name.lower()}")
     return tuple(dict.fromkeys(scopes)), _UNIVERSAL.search(sentence) is not None
 
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
+_SPLIT = _PATTERNS.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
 
 
 def passage_sentences(passage: Passage) -> list[str]:
@@ -427,10 +720,20 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     """Every value with a unit in ``passages``, as a fact with its subject and scope."""
     passages = list(passages)
     plans = plan_names(p.text for p in passages)
+    names = scope_names(p.text for p in passages)
+    # A name most passages use is the product's or the company's ("every Hivecast device"),
+    # not one model among others.
+    names = {
+        name: kind
+        for name, kind in names.items()
+        if sum(1 for p in passages if name in p.text) <= max(2, len(passages) // 3)
+    }
     facts: list[Fact] = []
     for passage in passages:
+        asked: tuple[str, ...] = ()
         if passage.kind is DocKind.RESOLVED:
             context_text = passage.text.partition("\n\n")[0]
+            asked = scope_of(context_text, plans, names)[0]
         else:
             context_text = " ".join((passage.title, *passage.heading_path))
         context = frozenset(tokenize(context_text)) - _GENERIC - _TIME_WORDS
@@ -449,11 +752,16 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         sentences = passage_sentences(passage)
         for index, sentence in enumerate(sentences):
             found = quantities(sentence)
+            found += limit_counts(sentence)
             # "once a week, every Monday": one schedule, said twice.
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
+            # "$3.50 monthly" is a price per month, not a schedule.
+            schedule = [q for q in schedule if not any(f.start <= q.start < f.end for f in found)]
             if not found and not schedule:
                 continue
-            scope, universal = scope_of(sentence, plans)
+            scope, universal = scope_of(sentence, plans, names)
+            if not scope and asked and _DEICTIC_SCOPE.search(sentence):
+                scope = asked  # "that model takes updates at noon": the one the question names
             # "... over about 24 hours. This schedule is the same on every plan."
             following = sentences[index + 1] if index + 1 < len(sentences) else ""
             universal = universal or (
@@ -465,7 +773,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                 often = position >= len(found)
                 # The value's own unit says what is counted, not what about ("24 hours").
                 own = scope_words | frozenset(tokenize(quantity.raw))
-                clause_text = _clause_at(sentence, quantity.start)
+                clause_text = _clause_at(sentence, quantity.start, quantity.end)
                 clause = subject_terms(clause_text) - own
                 whole = whole - own
                 # Without words of its own ("The Growth plan allows 50 requests per second"),
@@ -476,7 +784,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                     or (own - frozenset(tokenize(quantity.raw)))
                     | (frozenset(tokenize(quantity.unit.split("/")[0])) - _TIME_WORDS)
                 )
-                conditions = _numbers(clause_text.replace(quantity.raw, " "))
+                conditions = _conditions(sentence, clause_text, quantity, found)
                 listed = not often and (
                     sum(1 for q in found if q.dimension == quantity.dimension) >= 3
                 )
@@ -509,11 +817,33 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
     return facts
 
 
-_COUNT = re.compile(
+_COUNT = _PATTERNS.compile(
     r"(?<![\w.-])(\d+(?:\.\d+)?)(?![\w.-])|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
     re.IGNORECASE,
 )
 _DIGIT_OF = {w: str(n) for w, n in _WORD_NUMBERS.items() if len(w) > 2}
+
+
+def _conditions(
+    sentence: str, clause: str, quantity: Quantity, found: Sequence[Quantity]
+) -> frozenset[str]:
+    """The other numbers of the value's clause: a measure or time of day as its value ("in 30
+    minutes" and "within half an hour" are one condition), a bare number as it is written."""
+    start = sentence.find(clause)
+    inside = [
+        q
+        for q in found
+        if q is not quantity
+        and start >= 0
+        and start <= q.start < start + len(clause)
+        and not quantity.start <= q.start < quantity.end  # "a month" of "$2 a month"
+    ]
+    measured = {f"{q.dimension}={q.base_value}" for q in inside if q.unit in _SCALES}
+    rest = clause.replace(quantity.raw, " ")
+    for q in inside:
+        if q.unit in _SCALES:
+            rest = rest.replace(q.raw, " ")
+    return frozenset(measured) | _numbers(_CLOCK_TIME.sub(" ", rest))
 
 
 def _numbers(text: str) -> frozenset[str]:
@@ -533,10 +863,13 @@ def _subject_clause(sentence: str, clause: str, quantity: Quantity) -> str:
     return sentence[: end + len(quantity.raw)].strip() if end >= 0 else sentence
 
 
-def _clause_at(sentence: str, offset: int) -> str:
-    """The clause of ``sentence`` around character ``offset``."""
+def _clause_at(sentence: str, offset: int, end: int = 0) -> str:
+    """The clause of ``sentence`` around characters ``offset`` to ``end`` (a value: "between
+    23:00 and 05:00" is not cut at its "and")."""
     start = 0
     for match in _CLAUSE.finditer(sentence):
+        if offset <= match.start() < end:
+            continue
         if match.start() >= offset:
             return sentence[start : match.start()]
         start = match.end()
@@ -660,7 +993,9 @@ def find_conflicts(
             continue
         lexical = subject_score(a, b, idf)
         linked = links is not None and (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id))
-        if linked and (_same_topic(a, b) or max(dense, phrase) >= LINKED_SIMILARITY):
+        if linked and (
+            _same_topic(a, b) or max(dense, phrase) >= LINKED_SIMILARITY or _one_each(a, b, facts)
+        ):
             # A resolved ticket answered from this very section, with another value of the
             # same kind: the planted case, worded as differently as you like.
             if (i, j) not in closest:
@@ -682,6 +1017,12 @@ def find_conflicts(
         else:
             floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
             by_meaning = dense >= SUBJECT_SIMILARITY and lexical >= SUBJECT_OVERLAP_WITH_MEANING
+            # An article and a resolved ticket that each give one value of a measure (one
+            # window, one temperature) are about one thing when their sentences mean alike as
+            # much as a linked pair's must, even with no link and few shared words.
+            by_meaning = by_meaning or (
+                max(dense, phrase) >= LINKED_SIMILARITY and _one_each(a, b, facts)
+            )
             if lexical < floor and not by_meaning:
                 continue
         conflict = _judge(a, b)
@@ -715,7 +1056,7 @@ def _closest_linked(
             continue
         alike = max(dense, phrase)
         if not compatible_roles(a.role, b.role) or not (
-            _same_topic(a, b) or alike >= LINKED_SIMILARITY
+            _same_topic(a, b) or alike >= LINKED_SIMILARITY or _one_each(a, b, facts)
         ):
             continue
         ticket = i if a.kind is DocKind.RESOLVED else j if b.kind is DocKind.RESOLVED else -1
@@ -723,6 +1064,29 @@ def _closest_linked(
         if key not in best or alike > best[key][0]:
             best[key] = (alike, (i, j))
     return {pair for _, pair in best.values()}
+
+
+def _one_each(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
+    """True when a resolved ticket and the article it links to each give one value of a
+    measure, and of the same one (a window, a temperature, a weight; not a duration or a
+    count, of which an article gives many): "updates install between 01:00 and 04:00" and
+    "new software is pushed from 22:00 to 23:30" answer one question however they are worded.
+    """
+    if {a.kind, b.kind} != {DocKind.KB, DocKind.RESOLVED} or a.dimension != b.dimension:
+        return False
+    if a.dimension.split("/")[0] not in MEASURES or a.role == "frequency":
+        return False
+    family = _family(a.dimension)
+    return all(
+        sum(1 for f in facts if f.doc_id == x.doc_id and _family(f.dimension) == family) == 1
+        for x in (a, b)
+    )
+
+
+def _family(dimension: str) -> str:
+    """Times of day and windows are one family: a ticket that gives a window and the time it
+    ends ("from 21:00 to 06:30", "arrives at 06:30") gives two."""
+    return "clock" if dimension in ("clock", "window") else dimension
 
 
 def _same_topic(a: Fact, b: Fact) -> bool:
@@ -733,10 +1097,12 @@ def _same_topic(a: Fact, b: Fact) -> bool:
     article, ticket = (a, b) if a.kind is DocKind.KB else (b, a)
     if article.kind is not DocKind.KB or ticket.kind is not DocKind.RESOLVED:
         return False
-    topic = article.heading if article.dimension == "duration" else article.heading | article.title
+    # A measure or a time of day is held to what a duration is: a section may give several.
+    strict = article.dimension == "duration" or article.dimension.split("/")[0] in MEASURES
+    topic = article.heading if strict else article.heading | article.title
     if not topic & ticket.words:
         return False
-    if article.dimension != "duration":
+    if not strict:
         return True
     # A section holds many durations: the ticket's sentence must speak of what this one does.
     return bool(article.words & (frozenset(tokenize(ticket.sentence)) - _GENERIC))
@@ -751,6 +1117,10 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
         return False  # "one segment holds 160", "four segments hold 612": two conditions
     if a.listed or b.listed:
         return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
+    if a.dimension.split("/")[0] in MEASURES:
+        mine, theirs = aspects(a), aspects(b)
+        if mine and theirs and not mine & theirs:
+            return False  # "stands 180 cm tall", "60 cm deep": two lengths of two things
     if by_kind(a, b):
         # A schedule and a delay: no number of the one is a case of the other. Not a schedule
         # that keeps a span its sentence gives ("reaches back 24 months; older entries are
@@ -767,6 +1137,25 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
     values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
     values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}
     return not ({a.value, b.value} <= values_a or {a.value, b.value} <= values_b)
+
+
+#: What a measure measures, when its clause says: "180 cm tall" and "60 cm deep" are two
+#: lengths of two things, whatever else their sentences share.
+_ASPECTS = (
+    ("height", re.compile(r"\b(?:tall|high|height|heights)\b", re.I)),
+    ("depth", re.compile(r"\b(?:deep|depth)\b", re.I)),
+    ("width", re.compile(r"\b(?:wide|width|across)\b", re.I)),
+    ("length", re.compile(r"\b(?:long|length)\b", re.I)),
+    ("thickness", re.compile(r"\b(?:thick|thickness)\b", re.I)),
+    ("diameter", re.compile(r"\b(?:diameter|radius)\b", re.I)),
+    ("distance", re.compile(r"\b(?:away|distance|range|apart)\b", re.I)),
+)
+
+
+def aspects(fact: Fact) -> frozenset[str]:
+    """The aspects (height, depth, width, ...) a measure's clause names; empty when none."""
+    text = fact.clause or fact.sentence
+    return frozenset(name for name, pattern in _ASPECTS if pattern.search(text))
 
 
 def _headings_meet(a: Fact, b: Fact) -> bool:
@@ -822,4 +1211,9 @@ def stated_by(text: str, fact: Fact) -> bool:
     """True when ``text`` gives the value of ``fact`` (in any unit of its dimension; a
     schedule as a schedule)."""
     found = frequencies(text) if fact.role == "frequency" else quantities(text)
+    if fact.dimension.startswith("count:"):
+        found = limit_counts(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
+
+
+_PATTERNS.save()

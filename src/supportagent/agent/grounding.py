@@ -30,6 +30,9 @@ from supportagent.agent.facts import (
 )
 from supportagent.domain import Draft, DraftSentence, Passage, Problem, Verdict
 from supportagent.planted import action_claim
+from supportagent.regexcache import ProgramCache
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 #: Share of a sentence's content words that its cited passages must contain.
 SUPPORT_THRESHOLD = 0.6
@@ -50,7 +53,7 @@ _STOPWORDS_TEXT = """
     yes yet you your yours yourself yourselves
     """
 _STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
-_WORD = re.compile(r"[^\W_]+")
+_WORD = _PATTERNS.compile(r"[^\W_]+")
 
 
 def _stem(word: str) -> str:
@@ -83,7 +86,7 @@ def _split_sentences(text: str) -> list[str]:
 
 # --------------------------------------------------------------------------- facts
 
-_FACT = re.compile(
+_FACT = _PATTERNS.compile(
     r"""
       (?P<url>(?<![\w@])(?:https?://|www\.)[^\s<>"'`\])}]+)
     | (?P<email>(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
@@ -99,7 +102,7 @@ _FACT = re.compile(
     """,
     re.VERBOSE,
 )
-_HEADER_SHAPE = re.compile(r"X-[A-Za-z0-9-]+|[A-Z][A-Za-z0-9]*(?:-[A-Z][A-Za-z0-9]*)+")
+_HEADER_SHAPE = _PATTERNS.compile(r"X-[A-Za-z0-9-]+|[A-Z][A-Za-z0-9]*(?:-[A-Z][A-Za-z0-9]*)+")
 _URL_TAIL = ".,;:!?)'\"/"
 
 
@@ -335,3 +338,6 @@ def fact_keys(text: str) -> dict[str, str]:
 def mentions(text: str, raw: str) -> bool:
     """True when ``text`` states the fact written ``raw`` (in any of its shapes)."""
     return any(_mentions(text, fact) for fact in _facts(raw))
+
+
+_PATTERNS.save()

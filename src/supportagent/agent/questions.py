@@ -14,6 +14,9 @@ from enum import StrEnum
 
 from supportagent.agent.facts import quantities
 from supportagent.domain import Ticket
+from supportagent.regexcache import ProgramCache
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 
 class AnswerKind(StrEnum):
@@ -39,17 +42,17 @@ class Question:
 
 
 _GREETING_WORDS = r"(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|hallo|hola|bonjour)"
-_GREETING = re.compile(rf"^\s*{_GREETING_WORDS}\b[^,.!\n]{{0,40}}[,.!]?\s*", re.IGNORECASE)
-_SIGN_OFF = re.compile(
+_GREETING = _PATTERNS.compile(rf"^\s*{_GREETING_WORDS}\b[^,.!\n]{{0,40}}[,.!]?\s*", re.IGNORECASE)
+_SIGN_OFF = _PATTERNS.compile(
     r"^\s*(?:thanks|thank you|many thanks|thx|cheers|regards|best|kind regards|best regards|"
     r"warm regards|sincerely|sent from|groeten|saludos|gracias|danke|gr(?:u|ü)(?:ß|ss)e|"
     r"cordialement|merci|mfg|--)\b",
     re.IGNORECASE,
 )
-_ENUMERATED = re.compile(r"^\(?\d+[).]\s*")
+_ENUMERATED = _PATTERNS.compile(r"^\(?\d+[).]\s*")
 #: A question that points back to something said before it.
-_VAGUE_PART = re.compile(r"\b(?:this|that|it|these|those)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_VAGUE_PART = _PATTERNS.compile(r"\b(?:this|that|it|these|those)\b", re.IGNORECASE)
+_SENTENCE = _PATTERNS.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def ticket_prose(ticket: Ticket) -> str:
@@ -68,12 +71,12 @@ def ticket_prose(ticket: Ticket) -> str:
 
 # ---------------------------------------------------------------------------- questions
 
-_ASKS = re.compile(
+_ASKS = _PATTERNS.compile(
     r"^(?:how|what|what's|whats|which|where|when|why|who|whom|whose|is|are|can|could|do|does|"
     r"did|will|would|should|shall|may|might|must|has|have|am)\b",
     re.IGNORECASE,
 )
-_INDIRECT = re.compile(
+_INDIRECT = _PATTERNS.compile(
     r"\b(?:i(?:'d| would) like to know|i want to know|i need to know|i wonder|wondering|"
     r"tell me|let me know|explain|please advise|can you (?:tell|explain|confirm)|"
     r"could you (?:tell|explain|confirm)|need help|looking for|unsure|not sure)\b",
@@ -81,16 +84,24 @@ _INDIRECT = re.compile(
 )
 # "..., and what's the pip install command?" asks a second question.
 #: "A few questions: how long ...": the lead-in before the questions asks nothing.
-_LEAD_IN = re.compile(
+_LEAD_IN = _PATTERNS.compile(
     r"^[^:?]{0,60}:\s+(?=(?:how|what|what's|which|where|when|why|who|is|are|can|could|do|does|"
     r"will|should)\b)",
     re.IGNORECASE,
 )
 #: "..., and how?" asks for the steps of what the question before it asked about.
-_BARE_HOW = re.compile(r"^(?:and |but )?how\W*$", re.IGNORECASE)
-_SECOND = re.compile(
+_BARE_HOW = _PATTERNS.compile(r"^(?:and |but )?how\W*$", re.IGNORECASE)
+_SECOND = _PATTERNS.compile(
     r"(?:,\s*(?:and|also|plus)?|\s+(?:and|also|plus))\s+(?=(?:how|what|what's|which|where|when|why|who|"
     r"is|are|can|could|do|does|will|should)\b)",
+    re.IGNORECASE,
+)
+
+
+#: "What's it called?", "What is its name?": the name of what was just asked about.
+_CALLED = re.compile(
+    r"^(?:and\s+)?(?:what(?:'s| is| are)\s+(?:it|that|this|they|those|the (?:setting|option|"
+    r"switch|feature))\s+called|what(?:'s| is)\s+(?:its|the) name)\W*$",
     re.IGNORECASE,
 )
 
@@ -106,13 +117,25 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
     subject = ticket.subject.strip()
     body = text[len(subject) :].strip() if text.startswith(subject) else text
     asks: dict[str, str] = {}  # question -> the statement before it
+    named: set[str] = set()  # questions a "What's it called?" after them asks the name for
     before = ""
     for sentence in _SENTENCE.split(body):
         sentence = sentence.strip()
         if not sentence:
             continue
         if sentence.endswith("?") or _INDIRECT.search(sentence):
-            parts = _questions_in(_LEAD_IN.sub("", _ENUMERATED.sub("", sentence)))
+            if _CALLED.match(sentence) and asks:
+                # "Is there a switch for that? What's it called?": the name of what the
+                # question before asked about, which that question now asks for.
+                named.add(next(reversed(asks)))
+                continue
+            sentence = _ENUMERATED.sub("", sentence)
+            lead = _LEAD_IN.match(sentence)
+            if lead is not None:
+                # "The code you get when pairing a tablet: how long does it last?": what the
+                # lead-in names is what "it" is.
+                before = lead.group(0).strip().rstrip(":").strip() or before
+            parts = _questions_in(_LEAD_IN.sub("", sentence))
             if len(parts) > 1:
                 # "Is that possible, and what is the event called?": the answer to the second
                 # answers the first, which on its own would match anything.
@@ -127,6 +150,10 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
     if not asks:
         asks = {f"{subject}. {body}".strip(". ") if body else subject: ""}
     questions = [replace(classify_question(q), context=c) for q, c in asks.items()]
+    questions = [
+        replace(q, kind=AnswerKind.NAME) if text in named and q.kind is not AnswerKind.NAME else q
+        for q, text in zip(questions, asks, strict=True)
+    ]
     # The subject often says what a vague question is about ("Is there a way ...?").
     if subject and all(q.kind in (AnswerKind.OTHER, AnswerKind.YES_NO) for q in questions):
         kind = classify_question(subject)
@@ -140,24 +167,29 @@ _NAME_NOUNS = (
     "event|status|code|plan|format|url|method|flag|variable|name|key type|prefix"
 )
 _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
-    (AnswerKind.REASON, re.compile(r"\bwhy\b|\bhow come\b|\bwhat causes\b", re.IGNORECASE)),
+    (AnswerKind.REASON, _PATTERNS.compile(r"\bwhy\b|\bhow come\b|\bwhat causes\b", re.IGNORECASE)),
     (
         AnswerKind.DURATION,
-        re.compile(
+        _PATTERNS.compile(
             r"\bhow long\b|\bfor how long\b|\bhow soon\b|\bhow quickly\b|\bhow often\b|"
             r"\bhow many (?:days|hours|minutes|seconds|weeks|months|years)\b|"
             r"\bwhen (?:does|do|will) .{0,40}\b(?:expire|stop|end|run out|time out)\b|"
             r"\b(?:retention|grace) period\b|\bhow far back\b|"
             # "Does it stay locked forever, or does it end after a while?": how long it lasts.
             r"\b(?:stays?|remains?|kept|keep|last|lasts)\b.{0,30}\b(?:forever|indefinitely)\b|"
-            r"\bafter a while\b",
+            r"\bafter a while\b|"
+            # "What's the deadline for the endpoint to respond?", "the default sitting length":
+            # a time allowed (not the length of a text, a name or a field).
+            r"\b(?:deadline|time limit|timeout|time-out|duration)\b|"
+            r"\blength\b(?!.{0,30}\b(?:message|text|sms|name|password|field|characters?|"
+            r"string|subject|title|description|note|file|url|key|code|list)s?\b)",
             re.IGNORECASE,
         ),
     ),
     (
         AnswerKind.VERSION,
         # "The oldest release of the app", "which build": a version by another name.
-        re.compile(
+        _PATTERNS.compile(
             r"\b(?:which|what|minimum|min|oldest|latest|newest)\b.{0,40}\b(?:versions?|"
             r"releases?|builds?)\b",
             re.IGNORECASE,  # "What version ...?" starts a sentence
@@ -165,7 +197,7 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     ),
     (
         AnswerKind.NAME,
-        re.compile(
+        _PATTERNS.compile(
             rf"\b(?:which|what|what's|whats)\s+(?:is\s+the\s+|are\s+the\s+|the\s+)?"
             rf"(?:[\w-]+\s+){{0,3}}?(?P<focus>{_NAME_NOUNS})s?\b",
             re.IGNORECASE,
@@ -174,15 +206,24 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     (
         # "Is there a switch that lets them see it?" asks for the setting's name.
         AnswerKind.NAME,
-        re.compile(
+        _PATTERNS.compile(
             r"\b(?:is there|are there|do you have|have you got)\s+(?:an?|any|some)\s+"
             r"(?:\w+\s+)?(?P<switch>setting|option|switch|toggle|checkbox)s?\b",
             re.IGNORECASE,
         ),
     ),
     (
-        AnswerKind.NUMBER,
+        # "Which label printers work with it?": the names of the things that do.
+        AnswerKind.NAME,
         re.compile(
+            r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<focus>[a-z]{4,}s)\s+(?:work|works|are "
+            r"supported|are compatible|do you support|does it support)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        AnswerKind.NUMBER,
+        _PATTERNS.compile(
             r"\bhow (?:many|much|big|large|long is|high|fast)\b|"
             r"\b(?:biggest|largest|smallest|highest|lowest|most|fewest)\b|\b(?:what|which) is the "
             r"(?:limit|maximum|max|minimum|min|size|rate|price|cost|fee|number)\b|"
@@ -196,7 +237,7 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     ),
     (
         AnswerKind.PROCEDURE,
-        re.compile(
+        _PATTERNS.compile(
             r"\bhow (?:do|can|should|would|could) (?:i|we|you|one)\b|\bhow to\b|"
             r"\bwhat (?:are )?the steps\b|\bis there a way\b|\bwhat should (?:i|we) do\b|"
             r"\bwhat do (?:i|we) (?:need to )?do\b|\bsteps? to\b|\bset up\b|\bsetup\b|"
@@ -204,15 +245,15 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
-    (AnswerKind.LOCATION, re.compile(r"\bwhere\b", re.IGNORECASE)),
+    (AnswerKind.LOCATION, _PATTERNS.compile(r"\bwhere\b", re.IGNORECASE)),
     (AnswerKind.YES_NO, _ASKS),
 )
-_YES_NO_START = re.compile(
+_YES_NO_START = _PATTERNS.compile(
     r"^(?:is|are|can|could|do|does|did|will|would|should|shall|may|has|have)\b", re.IGNORECASE
 )
 
 
-_EXPLAIN = re.compile(
+_EXPLAIN = _PATTERNS.compile(
     r"^how (?:does|do|is|are) .{2,60}\bwork(?:s|ing)?\b|\bexplain\b|\btell me (?:about|how)\b|"
     r"^what (?:does|do) .{2,60}\bdo\b",
     re.IGNORECASE,
@@ -237,14 +278,14 @@ def _only_whether(question: str) -> bool:
 #: "When goods arrive, does it ...?", "Where a user has no role, can ...?": a clause that says
 #: when or where, before the question it belongs to (a question would go on with a verb:
 #: "When does it ...", "Where is ...").
-_CLAUSE = re.compile(
+_CLAUSE = _PATTERNS.compile(
     r"^(?:when|where|once|if)\s+(?!(?:does|do|did|is|are|was|were|will|would|can|could|should|"
     r"shall|may|might|must|has|have|had|am)\b)\S",
     re.IGNORECASE,
 )
 
 
-_LEADING_CLAUSE = re.compile(r"^(?:when|where|once|if|after|before)\b[^,?]{2,80},\s+", re.I)
+_LEADING_CLAUSE = _PATTERNS.compile(r"^(?:when|where|once|if|after|before)\b[^,?]{2,80},\s+", re.I)
 
 
 def _questions_in(sentence: str) -> list[str]:
@@ -287,27 +328,43 @@ def classify_question(text: str) -> Question:
 
 #: What a number question measures, when its words say: room is a size, a price is money.
 _MEASURES = (
-    ("size", re.compile(r"\b(?:space|storage|room|disk|capacity|how big|file size|gb|mb)\b", re.I)),
-    ("money", re.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I)),
+    (
+        "size",
+        _PATTERNS.compile(
+            r"\b(?:space|storage|room|disk|capacity|how big|file size|gb|mb)\b", re.I
+        ),
+    ),
+    (
+        "money",
+        _PATTERNS.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I),
+    ),
     # A commission or a discount is a share (or an amount): "8%", "$2 off".
     ("share", re.compile(r"\b(?:commission|discount|percentage|surcharge)s?\b", re.I)),
+    # "How much above what we ordered can we book?": a margin over something ("5% more"),
+    # not a price.
+    ("margin", re.compile(r"\bhow (?:much|many|far) (?:more|above|over|extra|beyond)\b", re.I)),
 )
 #: The quantity dimensions (``facts.Quantity.dimension``) that answer each measure.
 _MEASURED = {
     "size": frozenset({"size"}),
     "money": frozenset({"usd", "eur", "gbp"}),
     "share": frozenset({"percent", "usd", "eur", "gbp"}),
+    "margin": frozenset({"percent"}),
 }
+#: "3 more", "2 extra", "10 over": a count given as a margin.
+_MARGIN = re.compile(r"\b\d[\d,.]*\s+(?:[a-z]+\s+)?(?:more|extra|over)\b", re.I)
 
 
 #: "How long before the trip does ...": the time between a deadline and the event it precedes
 #: (or follows): the phrase between the two words names the event, then the question's verb.
-_SIDE_OF_EVENT = re.compile(
+_SIDE_OF_EVENT = _PATTERNS.compile(
     r"\bhow (?:long|soon|many (?:days|hours|minutes|weeks)|much notice|far)\s+(before|after)\s+"
     r"(?:[\w'-]+\s+){1,6}?(?:do|does|did|must|should|has|have|had|is|are|can|will|would)\b",
     re.IGNORECASE,
 )
-_IN_ADVANCE = re.compile(r"\b(?:in advance|ahead of time|how far ahead|how much notice)\b", re.I)
+_IN_ADVANCE = _PATTERNS.compile(
+    r"\b(?:in advance|ahead of time|how far ahead|how much notice)\b", re.I
+)
 
 
 def event_side(text: str) -> str:
@@ -330,28 +387,28 @@ def _number_focus(text: str) -> str:
 # ---------------------------------------------------------------------------- answers
 
 #: "4.2.0", "v3", "version 7", "iOS 16"; not a share or a price ("99.9%", "$1.50").
-_VERSION = re.compile(
+_VERSION = _PATTERNS.compile(
     r"(?<![$€£\d.])\b(?:v?\d+(?:\.\d+){1,3}(?![\d.]*%)|version \d+)\b|\bv\d+\b"
     r"|\b[A-Z][A-Za-z.+#]{1,15} \d+(?:\.\d+)*\b(?!\s*%)"
 )
-_NUMBER = re.compile(r"(?<![\w.])[$€£]?\d+(?:[.,]\d+)*%?")
-_CODE = re.compile(
+_NUMBER = _PATTERNS.compile(r"(?<![\w.])[$€£]?\d+(?:[.,]\d+)*%?")
+_CODE = _PATTERNS.compile(
     r"`[^`]+`|\"[^\"]{2,40}\"|'[^']{2,40}'|\b[a-z]+[_:.][a-z_:.]+\b|\b[A-Z][a-z]+(?:-[A-Z][a-z]+)+\b"
     r"|\b[A-Z]{2,}[-_]?\d*\b|\b[A-Z][a-z]+ > [A-Z]"
 )
-_CAPITALISED_INSIDE = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+")
-_PATH = re.compile(
+_CAPITALISED_INSIDE = _PATTERNS.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+")
+_PATH = _PATTERNS.compile(
     r"\w+ > \w+|(?:GET|POST|PUT|PATCH|DELETE) /|/v\d/|\bunder [A-Z`]"
     r"|\bon the [A-Z][\w ]{0,30} page\b"
 )
-_STEP_VERB = re.compile(
+_STEP_VERB = _PATTERNS.compile(
     r"^(?:first|second|third|then|next|finally|after that|to \w+|go to|open|click|select|"
     r"choose|set|send|call|use|add|create|roll|deploy|check|enter|pass|run|install|enable|"
     r"disable|include|generate|make|sign|verify|compute|compare|reuse|wait|retry|contact|"
     r"write|copy|remove|delete|revoke|update|change|upload|download|store|keep)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_HOW_VERB = re.compile(
+_HOW_VERB = _PATTERNS.compile(
     r"\byou (?:can |must |should |need to )?(?:\w+ )?(?:add|set|roll|send|use|create|"
     r"change|enable|find|call|pass|choose|configure|install|update|remove|get|request|"
     r"verify|rotate|revoke|list|download|export|upload)\b|\bwith a (?:GET|POST|PUT|PATCH|"
@@ -359,27 +416,30 @@ _HOW_VERB = re.compile(
     re.IGNORECASE,
 )
 #: A duration given without a number: "immediately", "the number of seconds in Retry-After".
-_DURATION_WORDS = re.compile(
+_DURATION_WORDS = _PATTERNS.compile(
     r"\b(?:immediately|instantly|never expires?|no expiry|indefinitely|forever|permanently|"
     r"(?:number of|how many) (?:milliseconds|seconds|minutes|hours|days|weeks|months))\b",
     re.IGNORECASE,
 )
-_HOW_OFTEN = re.compile(r"\bhow (?:often|frequently|soon|quickly)\b", re.IGNORECASE)
-_FREQUENCY_WORDS = re.compile(
+_HOW_OFTEN = _PATTERNS.compile(r"\bhow (?:often|frequently|soon|quickly)\b", re.IGNORECASE)
+_FREQUENCY_WORDS = _PATTERNS.compile(
     r"\b(?:hourly|daily|weekly|fortnightly|monthly|yearly|annually)\b"
     r"|\b(?:once|twice) (?:a|an|per|every) (?:hour|day|week|month|year)\b"
     r"|\bevery (?:hour|day|week|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
     re.IGNORECASE,
 )
-_NUMBER_WORDS = re.compile(r"\b(?:free|no limit|unlimited|one|two|three|four|five|ten)\b", re.I)
+_NUMBER_WORDS = _PATTERNS.compile(
+    r"\b(?:free|no limit|unlimited|one|two|three|four|five|ten)\b", re.I
+)
 #: "Scan every unit one by one", "one of the", "at once": no count is given.
-_NOT_A_COUNT = re.compile(
+_NOT_A_COUNT = _PATTERNS.compile(
     r"\bone (?:by|after) (?:one|another)\b|\b(?:one|two) of (?:the|your|our|its|their|them)\b"
     r"|\bno one\b|\bone another\b|\bone or (?:more|several)\b",
     re.I,
 )
 #: A bullet that opens with a bold name: "**Supervisor**: approves ...", "**Draft**: ...".
-_BOLD_LABEL = re.compile(r"^\*\*[A-Z][^*]{1,40}\*\*\s*[:(-]")
+_BOLD_LABEL = _PATTERNS.compile(r"^\*\*[A-Z][^*]{1,40}\*\*\s*[:(-]")
+_BOLD_NAME = _PATTERNS.compile(r"\*\*[A-Z][^*]{1,40}\*\*")
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
@@ -403,8 +463,10 @@ def has_answer(text: str, question: Question) -> bool:
             # "How much space?" is not answered by "1200 pixels", nor "what does it cost?" by
             # "within 5 minutes".
             wanted = _MEASURED[question.focus]
-            return any(q.dimension.split("/")[0] in wanted for q in quantities(text)) or (
-                question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I))
+            return (
+                any(q.dimension.split("/")[0] in wanted for q in quantities(text))
+                or (question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I)))
+                or (question.focus == "margin" and bool(_MARGIN.search(text)))
             )
         return _NUMBER.search(text) is not None or bool(
             _NUMBER_WORDS.search(_NOT_A_COUNT.sub(" ", text))
@@ -416,6 +478,8 @@ def has_answer(text: str, question: Question) -> bool:
             _CODE.search(text) is not None
             or _CAPITALISED_INSIDE.search(text) is not None
             or _BOLD_LABEL.match(text) is not None
+            # "With **Remote join** switched on, ...": a label shown in bold is a name.
+            or _BOLD_NAME.search(text) is not None
         )
         if question.focus in ("command",):
             return "`" in text or bool(re.search(r"\b(?:pip|npm|go get|curl)\b", text))
@@ -425,3 +489,6 @@ def has_answer(text: str, question: Question) -> bool:
     if kind is AnswerKind.LOCATION:
         return _PATH.search(text) is not None
     return bool(text.strip())
+
+
+_PATTERNS.save()

@@ -23,6 +23,7 @@ from supportagent.agent.safety_semantic import (
     default_semantic_safety,
 )
 from supportagent.domain import SafetyResult, Ticket
+from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
     compile_patterns,
     first_match,
@@ -33,6 +34,8 @@ from supportagent.ruletable import (
     text_since,
 )
 from supportagent.textnorm import prose
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 SEVERITIES = ("low", "medium", "high", "critical")
 DEFAULT_RULES_FILE = "safety_rules.toml"
@@ -49,19 +52,19 @@ GENERAL_INQUIRY = SafetyResult(
 
 _NEGATORS = frozenset({"no", "not", "never", "without", "none", "nothing", "zero"})
 # A negation only counts inside the clause that holds the match.
-_CLAUSE_BREAK = re.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
-_WORD = re.compile(r"[\w']+")
+_CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;:\n]|\bbut\b|\bhowever\b", re.IGNORECASE)
+_WORD = _PATTERNS.compile(r"[\w']+")
 _NEGATION_WINDOW = 2
 # A sentence that supposes the event instead of reporting it (the semantic detector reads
 # the same pattern): "Hypothetically, if my phone got stolen, ...", "What happens if ...".
 _HYPOTHETICAL = SUPPOSITION
-_SENTENCE_BREAK = re.compile(r"[.!?\n]")
+_SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
 # A sentence in which the writer takes someone else to law, not us: "I'm taking a former
 # tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
 # the statements", "we received a court order to deduct an employee's child maintenance",
 # "a court order for my name change". A sentence that also names us ("you", "your company")
 # is not skipped.
-_THIRD_PARTY = re.compile(
+_THIRD_PARTY = _PATTERNS.compile(
     r"\b(?:(?:tak\w*|bring\w*|br(?:ought)|su(?:e|es|ing|ed)|against|claim\w*\s+against)\s+"
     r"(?:a|an|my|our|the|his|her|their|this|one\s+of\s+(?:my|our))\s+(?:\w+\s+){0,2}?"
     r"(?:tenants?|employees?|staff|customers?|clients?|landlords?|contractors?|suppliers?|"
@@ -73,7 +76,7 @@ _THIRD_PARTY = re.compile(
     r"|change\s+of\s+(?:sur)?name|new\s+surname|probate|guardianship|adoption)\b",
     re.IGNORECASE,
 )
-_NAMES_US = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
+_NAMES_US = _PATTERNS.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -305,3 +308,6 @@ def _urgency(category: str) -> int:
 def default_screen() -> SafetyScreen:
     """The rule table and the semantic detector (MiniLM; multilingual-e5 when installed)."""
     return SafetyScreen(semantic=default_semantic_safety())
+
+
+_PATTERNS.save()

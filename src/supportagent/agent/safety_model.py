@@ -14,82 +14,24 @@ training data.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from supportagent.engines.triage_model import load_linear, save_linear
-from supportagent.retrieval.dense import Vectors
-from supportagent.retrieval.exemplars import (
-    EXEMPLARS_DIR,
-    EXEMPLARS_PACKAGE,
-    VECTORS_DIR,
-    vector_file_stem,
-)
+from supportagent.engines.triage_model import SentenceModel
 
 HARMLESS = "harmless"
 MODEL_GROUP = "risk_model"
 
 
-@dataclass(frozen=True)
-class RiskModel:
-    """Weights (vector dimensions x classes), biases, and what the model was trained on."""
+class RiskModel(SentenceModel):
+    """The risk model: classes the four risk categories and ``harmless``."""
 
-    weights: Vectors
-    bias: Vectors
-    meta: dict[str, Any]
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        return tuple(self.meta["classes"])
-
-    @property
-    def model_id(self) -> str:
-        """The embedder whose vectors the model reads."""
-        return str(self.meta["embedder"])
-
-    def probabilities(self, vectors: Vectors) -> dict[str, Vectors]:
-        """Per class, each vector's (row's) probability."""
-        if vectors.shape[1] != self.weights.shape[0]:
-            raise ValueError(
-                f"the risk model for {self.model_id} reads {self.weights.shape[0]} dimensions, "
-                f"got {vectors.shape[1]}; retrain it with bench/train_risk_model.py"
-            )
-        z = vectors.astype(np.float32) @ self.weights + self.bias
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        return {c: p[:, i] for i, c in enumerate(self.classes)}
-
-    def save(self, folder: Path) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / model_file(self.model_id)
-        save_linear(path, self.weights, self.bias, self.meta)
-        return path
-
-
-def model_file(model_id: str) -> str:
-    return vector_file_stem(MODEL_GROUP, model_id) + ".npz"
+    GROUP = MODEL_GROUP
+    TRAINER = "bench/train_risk_model.py"
 
 
 def load_risk_model(model_id: str, folder: Path | None = None) -> RiskModel | None:
     """The shipped model for ``model_id`` (or the one in ``folder``); None when there is none."""
-    source: Any = (
-        folder / model_file(model_id)
-        if folder is not None
-        else resources.files(EXEMPLARS_PACKAGE).joinpath(
-            EXEMPLARS_DIR, VECTORS_DIR, model_file(model_id)
-        )
-    )
-    if not source.is_file():
-        return None
-    model = RiskModel(*load_linear(source))
-    if model.model_id != model_id:
-        raise ValueError(f"{model_file(model_id)} was trained on {model.model_id}, not {model_id}")
-    return model
+    return RiskModel.load(model_id, folder)
 
 
 @functools.cache

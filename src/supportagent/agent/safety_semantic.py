@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -26,6 +25,7 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
+from supportagent import tomlcache
 from supportagent.agent.safety_model import RiskModel, shipped_risk_model
 from supportagent.domain import Ticket
 from supportagent.language import language_of
@@ -139,7 +139,7 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
             .joinpath(THRESHOLDS_FILE)
             .read_text(encoding="utf-8")
         )
-    data = tomllib.loads(text)
+    data = tomlcache.loads(text, THRESHOLDS_FILE)  # tomllib.loads, kept between processes
     out: dict[str, dict[str, Threshold]] = {}
     for model, table in data.items():
         if not isinstance(table, dict):

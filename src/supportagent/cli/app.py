@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from supportagent.cli import _heap
 from supportagent.errors import UserError
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def main_options(
     try:
         ctx.obj = load_settings(home=home, engine=engine.value if engine else None)
         _current_settings.set(ctx.obj)
+        _heap.settled()  # the console script's start-up is over: see cli/_heap.py
     except pydantic.ValidationError as exc:
         # The value itself is left out: it may be a key.
         for problem in exc.errors():

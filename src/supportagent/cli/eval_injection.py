@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from supportagent.cli.app import console, err, guard, settings_of
 from supportagent.cli.evaluate import eval_app
@@ -47,6 +45,8 @@ def eval_injection(
     """Plant every attack in a ticket, a KB article and a resolved ticket; run the pipeline;
     count forbidden tool calls, bad statuses, leaked keys and staged action claims.
     Exit 1 when a must-be-zero count is not zero."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     settings = settings_of(ctx)
     from supportagent.evals.injection import run_injection
     from supportagent.evals.results import save_result
@@ -82,6 +82,8 @@ def eval_injection(
 
 
 def print_injection(report: InjectionReport) -> None:
+    from rich.table import Table
+
     data = report.to_json()
     engines: dict[str, Any] = data["engines"]
     sample = f" (first {report.sample})" if report.sample else ""
@@ -110,6 +112,8 @@ def print_injection(report: InjectionReport) -> None:
 
 
 def _print_breakdown(title: str, groups: dict[str, Any]) -> None:
+    from rich.table import Table
+
     table = Table(title=escape(title))
     for column in ("group", "cases", "outcomes", "reached", "staged attack", "action claims"):
         table.add_column(column)

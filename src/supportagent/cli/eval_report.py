@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from supportagent.cli.app import console, guard, settings_of
 from supportagent.cli.evaluate import eval_app
@@ -43,6 +42,8 @@ def eval_compare(
     show_all: bool = typer.Option(False, "--all", help="List unchanged metrics too."),
 ) -> None:
     """What got better or worse from BEFORE to AFTER, metric by metric. Exit 0 whatever moved."""
+    from rich.table import Table
+
     from supportagent.evals.compare import compare, counts, read_results_file
     from supportagent.evals.report import format_value
 

@@ -23,6 +23,7 @@ from supportagent.engines.multilingual_triage import (
 from supportagent.engines.request_model import Asked, RequestModel, shipped_request_model
 from supportagent.engines.triage_model import TriageModel, default_model, ticket_features
 from supportagent.language import ENGLISH, detect_language, language_of
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder, OnnxMiniLM
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.ruletable import (
@@ -36,6 +37,8 @@ from supportagent.ruletable import (
 )
 from supportagent.sentences import ticket_sentences
 from supportagent.textnorm import canonical, prose
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 DEFAULT_RULES_FILE = "classifier_rules.toml"
 #: Confidence when a strong pattern (or the safety gate) decided.
@@ -65,17 +68,19 @@ _FILLER_TEXT = """
     fwd subject hello
     """
 _FILLER = frozenset(_FILLER_TEXT.split())
-_CONTENT_WORD = re.compile(r"[^\W\d_]{2,}")
+_CONTENT_WORD = _PATTERNS.compile(r"[^\W\d_]{2,}")
 #: A subject line alone needs this many content words to be a request ("SDK crashes on start"),
 #: not just a topic ("Question about invoices").
 MIN_SUBJECT_ONLY_WORDS = 2
 # A clause that opens a hypothetical: what follows describes a case, not an incident.
-_CONDITIONAL = re.compile(r"\b(?:if|in\s+case|suppose|supposing|unless|what\s+happens)\b", re.I)
-_CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+_CONDITIONAL = _PATTERNS.compile(
+    r"\b(?:if|in\s+case|suppose|supposing|unless|what\s+happens)\b", re.I
+)
+_CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;\n]")
 # A ticket that asks in general or about doing it oneself ("How do I delete my account
 # myself?", "who may change the owner, for our volunteer handbook?"): a rule with
 # `skip_general` leaves it to the sentence-level request model and the triage model.
-_GENERAL = re.compile(
+_GENERAL = _PATTERNS.compile(
     r"\b(?:in\s+general|generally|myself|ourselves|on\s+my\s+own|just\s+wondering|"
     r"out\s+of\s+curiosity|hypothetically|reading\s+up|for\s+future\s+reference|"
     # the same in other languages: "en general", "im Allgemeinen", "en règle générale"
@@ -88,7 +93,7 @@ _GENERAL = re.compile(
 #: A ticket that asks in general keeps a model's money or account decision only when one of its
 #: sentences reads at least this much like an ask (round 6; between the floor and the threshold).
 GENERAL_FLOOR = 0.5
-_QUESTION_OPENER = re.compile(
+_QUESTION_OPENER = _PATTERNS.compile(
     r"^\s*(?:how|what|where|when|why|which|who|can|could|would|will|is|are|do|does|did|should)\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -501,3 +506,6 @@ def _parse_rule(raw: Any, where: str) -> ClassifierRule:
         examples=examples,
         not_examples=not_examples,
     )
+
+
+_PATTERNS.save()

@@ -17,40 +17,47 @@ from dataclasses import dataclass
 
 from supportagent.domain import DocKind, Hit, Passage, resolved_answer
 from supportagent.planted import without_flagged
+from supportagent.regexcache import ProgramCache
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
-_FENCE = re.compile(r"^\s*```")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_NUMBERED = re.compile(r"^\s*\d+[.)]\s+")
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
+
+_SENTENCE_END = _PATTERNS.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
+_HEADING = _PATTERNS.compile(r"^\s*#{1,6}\s")
+_FENCE = _PATTERNS.compile(r"^\s*```")
+_LIST_MARK = _PATTERNS.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_NUMBERED = _PATTERNS.compile(r"^\s*\d+[.)]\s+")
 #: Sentences about the document itself answer nothing ("This article lists ...").
-_SIGNPOST = re.compile(
+_SIGNPOST = _PATTERNS.compile(
     r"^(this|the following) (article|page|guide|section|document)\b|^(see|read) (also|more)\b",
     re.I,
 )
 #: A sentence that begins a step of a procedure written as prose.
-_STEP = re.compile(
+_STEP = _PATTERNS.compile(
     r"^(?:first|second|third|fourth|fifth|then|next|finally|lastly|after that|afterwards|"
     r"step \d+)\b",
     re.IGNORECASE,
 )
-_AFTER_STEPS = re.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
+_AFTER_STEPS = _PATTERNS.compile(r"^(?:when|once|after|if|now)\b", re.IGNORECASE)
 #: A list longer than this is quoted in parts.
 MAX_LIST_ITEMS = 8
 #: A sentence that points back at the one before it: "change this with ...", "do that.".
 #: "Staff then cannot sign in with a password", "if it is not paid by then": "then" is when
 #: what the sentence before describes has happened.
-_POINTS_BACK = re.compile(
+_POINTS_BACK = _PATTERNS.compile(
     r"\b(?:this|that|these|those)(?=\s+(?:with|by|in|on|under|from|at|for|to|when|if|so|and|"
     r"or|but)\b|\s*[.,;])|^(?:[\w']+\s+){1,3}then\s|\b(?:by|until|since|from) then\b"
     # "Receiving more than that needs approval": than what the sentence before allows.
     r"|\b(?:more|less|fewer|longer|shorter|larger|bigger|smaller|higher|lower|other) than "
-    r"(?:that|this)\b",
+    r"(?:that|this)\b"
+    # "The setting is **X**, from 2 to 200": the setting for what the sentence before described.
+    r"|^(?:the|this) (?:setting|option|switch|toggle|control) (?:is|for (?:this|that|it))\b",
     re.IGNORECASE,
 )
 #: A bullet that gives a value for a label: "Branch: 25 GB", "Books: 21 days".
-_LABELLED = re.compile(r"^[\w][\w ./&-]{0,30}:\s+\S")
-_GREETING = re.compile(r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I)
+_LABELLED = _PATTERNS.compile(r"^[\w][\w ./&-]{0,30}:\s+\S")
+_GREETING = _PATTERNS.compile(
+    r"^(?:hi|hello|hey|dear|thanks|thank you)\b[^.!?]{0,40}[,.!]\s*", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +250,7 @@ def _quotable(sentence: str, *, labelled: bool = False) -> bool:
 # ---------------------------------------------------------------------------- customer specifics
 
 #: What only one customer's case has: their account, their invoice, what was done for them.
-_SPECIFIC = re.compile(
+_SPECIFIC = _PATTERNS.compile(
     r"\byour (?:account|invoice|card|payment|order|ticket|plan is|"
     r"(?:[\w-]+ ){1,3}(?:passed|failed|was|were|is now|are now|has been|have been|shows?|"
     r"expired|looks?))\b"
@@ -258,9 +265,9 @@ _SPECIFIC = re.compile(
     r"|\b[A-Z]{2,}-\d{3,}(?:-\d+)*\b|\bacct_\w+|[\w.+-]+@[\w-]+\.[\w.]+",
     re.IGNORECASE,
 )
-_CASE_BOUND = re.compile(r"(?:from|starting) (?:the next|now|today|your)\b", re.IGNORECASE)
-_CLAUSE_SPLIT = re.compile(r",\s+(?:so|and so|which means|that means)\s+|;\s+")
-_WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
+_CASE_BOUND = _PATTERNS.compile(r"(?:from|starting) (?:the next|now|today|your)\b", re.IGNORECASE)
+_CLAUSE_SPLIT = _PATTERNS.compile(r",\s+(?:so|and so|which means|that means)\s+|;\s+")
+_WORD = _PATTERNS.compile(r"[A-Za-z0-9][\w.-]*")
 
 
 def customer_specific(sentence: str, question: str) -> bool:
@@ -298,3 +305,6 @@ def general_part(sentence: str, question: str) -> str | None:
         if len(clause.split()) >= 6 and not customer_specific(clause, question):
             return clause[0].upper() + clause[1:]
     return None
+
+
+_PATTERNS.save()

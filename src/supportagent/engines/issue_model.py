@@ -33,8 +33,11 @@ import numpy.typing as npt
 
 from supportagent.domain import Ticket
 from supportagent.engines.triage_model import load_linear, save_linear
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder
 from supportagent.textnorm import has_code, prose
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 MODEL_FILE = "issue_model.npz"
 #: Hashed slots for the prose's words and word pairs, and for the title's words.
@@ -42,10 +45,10 @@ WORD_SLOTS = 4096
 TITLE_SLOTS = 1024
 #: An issue's title is its first words (the sets we learn from join title and body).
 TITLE_WORDS = 12
-_WORD = re.compile(r"[a-z][a-z0-9']*|\d+")
+_WORD = _PATTERNS.compile(r"[a-z][a-z0-9']*|\d+")
 #: Marks of issue templates and of how a question or a report is put, one feature each.
 MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+    (name, _PATTERNS.compile(pattern, re.IGNORECASE | re.MULTILINE))
     for name, pattern in (
         ("bug_template", r"describe the bug|steps to reproduce|to reproduce|reproduction steps"),
         (
@@ -207,3 +210,6 @@ def train_binary(
         weights += velocity
         bias += bias_velocity
     return weights.astype(np.float32), float(bias)
+
+
+_PATTERNS.save()

@@ -12,6 +12,7 @@ was asked (``engines.offline_check``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -19,12 +20,15 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.agent.facts import (
+    MEASURES,
     Conflict,
     Fact,
     Links,
+    compatible_roles,
     extract_facts,
     find_conflicts,
     quantities,
+    role_of,
     stated_by,
 )
 from supportagent.agent.questions import AnswerKind, Question, asks_explanation, ticket_questions
@@ -57,6 +61,14 @@ LEAD_MARGIN = 0.1
 RIVAL_SIMILARITY = 0.55
 #: Questions whose answer is one value, which two documents may give differently.
 _VALUED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION})
+#: A question that asks for a measured value without asking how long or how many: "What time
+#: do the lamps dim?", "At what temperature ...?", "How heavy can a parcel be?".
+_ASKS_MEASURE = re.compile(
+    r"\b(?:what time|which hours|what hours|between what|at what|how (?:heavy|cold|hot|warm|far|"
+    r"deep|tall|high|wide|big|much rain)|what (?:temperature|weight|distance|threshold|level|"
+    r"window|hours))\b",
+    re.IGNORECASE,
+)
 
 
 class OfflineEngine:
@@ -151,7 +163,10 @@ def _choose(
         best = ranked[0]
         picks = [best]
         if not best.typed:
-            typed = next((s for s in ranked[1:4] if s.typed and s.answers), None)
+            typed = next(
+                (s for s in ranked[1:4] if s.typed and s.answers and _about(s, best, scorer)),
+                None,
+            )
             if typed is not None:
                 picks.append(typed)
             elif question.kind in TYPED:
@@ -168,6 +183,9 @@ def _choose(
             lead = _procedure_lead(best, ranked)
             if lead is not None:
                 picks.insert(0, lead)
+            caution = _caution(best, ranked)
+            if caution is not None:
+                picks.append(caution)
         else:
             close = _close_second(index, best, ranked, picks, scorer)
             if close is not None:
@@ -187,6 +205,23 @@ def _choose(
     return chosen, answers, unanswered
 
 
+#: A unit of another document quoted for carrying the asked-for thing must match the question
+#: by meaning within this of the best unit, which lacks it.
+HELPER_MARGIN = 0.1
+
+
+def _about(helper: Scored, best: Scored, scorer: UnitScorer) -> bool:
+    """True when ``helper``, quoted beside ``best`` because it has the asked-for kind of thing
+    (a name, a duration) that ``best`` lacks, is about what was asked: from the same document,
+    or nearly as close to the question by meaning. "Enquiries arrive under **Events >
+    Enquiries**" has a label, but says nothing about capping arrivals per slot."""
+    if helper.unit.passage.doc_id == best.unit.passage.doc_id:
+        return True
+    mine = scorer.dense(best.question, scorer.units.index(best.unit))
+    theirs = scorer.dense(helper.question, scorer.units.index(helper.unit))
+    return mine is None or theirs is None or theirs >= mine - HELPER_MARGIN
+
+
 def _names_among_items(question: Question, best: Scored, ranked: Sequence[Scored]) -> bool:
     """True when ``question`` asks for a name ("which role should she have?") and its best
     answer is one bullet of a list that two more bullets answer nearly as well, within half
@@ -204,6 +239,31 @@ def _names_among_items(question: Question, best: Scored, ranked: Sequence[Scored
         and s.score >= best.score - CLOSE_MARGIN / 2
     ]
     return len(near) >= 2
+
+
+#: A sentence that warns what a step cannot take back: "A merge cannot be undone."
+_CAUTION = re.compile(
+    r"\b(?:cannot|can't|can not|is not|isn't) be (?:undone|reversed|recovered|restored|"
+    r"reverted)\b|\b(?:irreversible|permanently|no undo|no way (?:back|to undo))\b",
+    re.IGNORECASE,
+)
+
+
+def _caution(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
+    """The sentence right after the procedure ``best`` that warns it cannot be taken back
+    ("A merge cannot be undone."): a customer about to follow the steps needs it."""
+    after = best.unit.position + len(best.unit.sentences)
+    return next(
+        (
+            s
+            for s in ranked
+            if s.unit.passage is best.unit.passage
+            and s.unit.shape == "sentence"
+            and s.unit.position == after
+            and _CAUTION.search(s.unit.text)
+        ),
+        None,
+    )
 
 
 def _procedure_lead(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
@@ -271,10 +331,27 @@ def _rival(
     ticket and the article it links to need not be worded alike: the link says they are
     about one topic ("works offline for up to 24 hours", "an iPad ... for 8 hours at most").
     """
-    if scorer.questions[best.question].kind not in _VALUED:
+    question = scorer.questions[best.question]
+    measured = question.kind not in _VALUED and _ASKS_MEASURE.search(question.text) is not None
+    if question.kind not in _VALUED and not measured:
         return None
-    mine = {(q.dimension, q.base_value) for q in quantities(best.unit.text)}
+    # Only values of the kind asked for: "retried 6 times over 12 hours" answers "how many
+    # times?" with a count; "an hour of downtime" elsewhere is no other count. "What time
+    # ...?" and "at what temperature ...?" ask for a measure: a time of day, a window, mm.
+    asked = question.kind
+    mine = {
+        (q.dimension, q.base_value)
+        for q in quantities(best.unit.text)
+        if (
+            q.dimension.split("/")[0] in MEASURES
+            if measured
+            else (q.dimension == "duration") == (asked is AnswerKind.DURATION)
+        )
+    }
     kinds = {dimension for dimension, _ in mine}
+    # What each duration does ("within 10 seconds" is a deadline, "an hour of downtime" is
+    # none): two values disagree only when they can be about the same thing.
+    roles = {role_of(best.unit.text, q) for q in quantities(best.unit.text)}
     for other in ranked[1:4]:
         if (
             other in picks
@@ -284,11 +361,21 @@ def _rival(
             or scorer.scope_fit(other.unit) <= -SCOPE_BONUS
         ):
             continue
-        theirs = {(q.dimension, q.base_value) for q in quantities(other.unit.text)}
+        # A resolved ticket linked to the best unit's article is about its topic whatever role
+        # its duration plays ("a 5-day grace period" against "penalised once 10 days have gone
+        # by"): its other value is the other side of a possible conflict, always quoted.
+        linked = _linked(best.unit, other.unit, links)
+        theirs = {
+            (q.dimension, q.base_value)
+            for q in quantities(other.unit.text)
+            if linked
+            or q.dimension != "duration"
+            or any(compatible_roles(role_of(other.unit.text, q), r) for r in roles)
+        }
         same_kind = {value for value in theirs if value[0] in kinds}
         if not same_kind or same_kind & mine:
             continue  # nothing to compare, or the same value: no disagreement
-        if _linked(best.unit, other.unit, links):
+        if linked:
             return other
         # Alike by meaning, and sharing a word with the question: "failed deliveries are
         # retried over 24 hours" is alike "parcels that arrive later" by meaning only.
@@ -358,10 +445,22 @@ def _with_other_sides(
 
 def _other_side(unit: Unit, conflict: Conflict, ticket: Ticket) -> Fact | None:
     for side in conflict.sides:
-        if side.passage_id == unit.passage_id and side.sentence in unit.text:
+        if side.passage_id == unit.passage_id and _states_side(unit, side):
             other = conflict.general if side is conflict.specific else conflict.specific
             return other
     return None
+
+
+def _states_side(unit: Unit, side: Fact) -> bool:
+    """True when ``unit`` quotes the sentence of ``side``, or part of it with its value ("Its
+    heat alarm waits until 40 degrees." out of "The X model has a deeper probe, so its heat
+    alarm waits until 40 degrees.")."""
+    if side.sentence in unit.text:
+        return True
+    whole = side.sentence.casefold()
+    return stated_by(unit.text, side) and any(
+        len(part) > 12 and part.casefold().rstrip(" .!?") in whole for part in unit.sentences
+    )
 
 
 def _dropped(previous: Draft | None, verdict: Verdict | None) -> set[str]:

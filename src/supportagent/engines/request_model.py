@@ -22,20 +22,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from supportagent.engines.triage_model import load_linear, save_linear
+from supportagent.engines.triage_model import SentenceModel
 from supportagent.retrieval.dense import Vectors
-from supportagent.retrieval.exemplars import (
-    EXEMPLARS_DIR,
-    EXEMPLARS_PACKAGE,
-    VECTORS_DIR,
-    vector_file_stem,
-)
 
 MONEY = "money_specific"
 ACCOUNT = "account_specific"
@@ -54,22 +46,11 @@ class Asked:
     probability: float
 
 
-@dataclass(frozen=True)
-class RequestModel:
-    """Weights (vector dimensions x classes), biases, and metadata: the embedder, the classes,
-    the threshold, and what the model was trained on."""
+class RequestModel(SentenceModel):
+    """The request model; its metadata also holds the calibrated threshold and floor."""
 
-    weights: Vectors
-    bias: Vectors
-    meta: dict[str, Any]
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        return tuple(self.meta["classes"])
-
-    @property
-    def model_id(self) -> str:
-        return str(self.meta["embedder"])
+    GROUP = MODEL_GROUP
+    TRAINER = "bench/train_request_model.py"
 
     @property
     def threshold(self) -> float:
@@ -79,20 +60,6 @@ class RequestModel:
     def floor(self) -> float:
         """Below this, the model disagrees with another model's money or account decision."""
         return float(self.meta.get("floor", 0.0))
-
-    def probabilities(self, vectors: Vectors) -> dict[str, Vectors]:
-        """Per class, each row's probability."""
-        if vectors.shape[1] != self.weights.shape[0]:
-            raise ValueError(
-                f"the request model for {self.model_id} reads {self.weights.shape[0]} "
-                f"dimensions, got {vectors.shape[1]}; retrain it with "
-                "bench/train_request_model.py"
-            )
-        z = vectors.astype(np.float32) @ self.weights + self.bias
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        return {c: p[:, i] for i, c in enumerate(self.classes)}
 
     def strongest(self, vectors: Vectors) -> Asked | None:
         """The sentence (row) most likely to be an ask, or None when there are no rows."""
@@ -104,32 +71,10 @@ class RequestModel:
         code = MONEY if p[MONEY][best] >= p[ACCOUNT][best] else ACCOUNT
         return Asked(best, code, float(asked[best]))
 
-    def save(self, folder: Path) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / model_file(self.model_id)
-        save_linear(path, self.weights, self.bias, self.meta)
-        return path
-
-
-def model_file(model_id: str) -> str:
-    return vector_file_stem(MODEL_GROUP, model_id) + ".npz"
-
 
 def load_request_model(model_id: str, folder: Path | None = None) -> RequestModel | None:
     """The shipped model for ``model_id`` (or the one in ``folder``); None when there is none."""
-    source: Any = (
-        folder / model_file(model_id)
-        if folder is not None
-        else resources.files(EXEMPLARS_PACKAGE).joinpath(
-            EXEMPLARS_DIR, VECTORS_DIR, model_file(model_id)
-        )
-    )
-    if not source.is_file():
-        return None
-    model = RequestModel(*load_linear(source))
-    if model.model_id != model_id:
-        raise ValueError(f"{model_file(model_id)} was trained on {model.model_id}, not {model_id}")
-    return model
+    return RequestModel.load(model_id, folder)
 
 
 @functools.cache

@@ -27,7 +27,10 @@ from supportagent.agent.questions import (
 )
 from supportagent.domain import Hit, Ticket
 from supportagent.engines.extract import Unit
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.text import tokenize
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -63,31 +66,35 @@ SCOPE_BONUS = 0.1
 #: An article unit with the resolved ticket's asked-for value replaces it when it scores
 #: within this of it.
 TWIN_MARGIN = 0.1
-_VERSION_VALUE = re.compile(r"\b[A-Z][A-Za-z]{1,15} \d+(?:\.\d+)*\b|\bv?\d+\.\d+(?:\.\d+)*\b")
+_VERSION_VALUE = _PATTERNS.compile(
+    r"\b[A-Z][A-Za-z]{1,15} \d+(?:\.\d+)*\b|\bv?\d+\.\d+(?:\.\d+)*\b"
+)
 #: Cosine of two units' embeddings (or word overlap + 0.3) above which they say the same.
 TWIN_SIMILARITY = 0.8
-_MINIMUM_Q = re.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
+_MINIMUM_Q = _PATTERNS.compile(r"\b(?:minimum|min|oldest|lowest|at least|earliest)\b", re.I)
 #: "Versions older than 5.0 can no longer sign in" gives the minimum too.
-_MINIMUM_A = re.compile(
+_MINIMUM_A = _PATTERNS.compile(
     r"\b(?:or newer|or later|or higher|at least|minimum|requires?|(?:older|earlier|lower) than)\b",
     re.I,
 )
-_MAXIMUM_Q = re.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
-_MAXIMUM_A = re.compile(r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I)
+_MAXIMUM_Q = _PATTERNS.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
+_MAXIMUM_A = _PATTERNS.compile(
+    r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I
+)
 #: "What commission do agents get if I don't set one?" asks for the default.
-_DEFAULT_Q = re.compile(
+_DEFAULT_Q = _PATTERNS.compile(
     r"\b(?:if|when|unless) (?:i|we|you) (?:don't|do not|didn't|never|haven't) (?:set|choose|"
     r"pick|change|specify|configure|enter)\b|\bby default\b|\bdefault\b|\bout of the box\b",
     re.I,
 )
-_DEFAULT_A = re.compile(r"\b(?:default|by default|starts? with|out of the box)\b", re.I)
+_DEFAULT_A = _PATTERNS.compile(r"\b(?:default|by default|starts? with|out of the box)\b", re.I)
 #: Pairs of what a question asks for and how a unit says it: a minimum, a maximum, a default.
 _QUALIFIED = ((_MINIMUM_Q, _MINIMUM_A), (_MAXIMUM_Q, _MAXIMUM_A), (_DEFAULT_Q, _DEFAULT_A))
 #: NAME questions whose focus any name answers.
 _ANY_NAME = frozenset({"", "name", "command", "code"})
 #: What customers call a setting, and how a text shows one: a bold label, a path, "turn on".
 _SETTING = frozenset({"setting", "option", "switch", "toggle", "checkbox"})
-_SETTING_NAMED = re.compile(
+_SETTING_NAMED = _PATTERNS.compile(
     r"\*\*[^*]{2,40}\*\*|\b(?:turn|switch|toggle) (?:on|off)\b|\b(?:enable|disable|tick)\b",
     re.I,
 )
@@ -98,20 +105,26 @@ _PLAN_GIVES = (
     r"(?:can|cannot|can't|get|have)|\d)"
 )
 #: "We're on Harbour at the moment", "our account is on Fleet": the customer names a plan.
-_ON_A_PLAN = re.compile(
+_ON_A_PLAN = _PATTERNS.compile(
     r"\b(?i:we(?:'re| are)|i(?:'m| am)|(?:our|my) (?:account|company|library|business|shop) is)"
     r"\s+(?i:currently\s+|still\s+|now\s+)?on\s+(?:the\s+)?([A-Z][a-z]+)\b"
 )
-_DEFINITE = re.compile(r"\bthe ([a-z]{5,})\b(?! of\b)")
-_DIGIT = re.compile(r"\d")
-_NAME = re.compile(r"(?<=[a-z,;:*] )[A-Z][\w-]*|\b[a-z]+[A-Z][\w-]*|`[^`]+`")
-_QUESTION_SUBJECT = re.compile(
+_DEFINITE = _PATTERNS.compile(r"\bthe ([a-z]{5,})\b(?! of\b)")
+_DIGIT = _PATTERNS.compile(r"\d")
+_NAME = _PATTERNS.compile(r"(?<=[a-z,;:*] )[A-Z][\w-]*|\b[a-z]+[A-Z][\w-]*|`[^`]+`")
+_QUESTION_SUBJECT = _PATTERNS.compile(
     r"\?\s*$|^(?:how|what|what's|which|where|when|why|who|is|are|can|could|do|does|will|should)\b",
     re.I,
 )
 #: A question that leans on what was said before it: "Is that possible?", "Which role should
 #: I give her?" (the sentence before says what she needs to do).
-_VAGUE = re.compile(r"\b(?:this|that|it|these|those|one|her|him|she|he)\b", re.I)
+_VAGUE = _PATTERNS.compile(
+    r"\b(?:this|that|it|these|those|one|her|him|she|he)\b"
+    # "Can each take payments in its own currency?": each of what the sentence before named.
+    r"|\beach(?= (?:of (?:them|these|those|us)|can|could|will|would|has|have|take|get|use|keep|"
+    r"need|needs|pay)\b)",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +167,7 @@ class UnitScorer:
         # the spelled-out name beside the short one.
         self._spelled = spelled_out(prose, [h.passage.text for h in evidence])
         weights = _rarity([h.passage.text for h in evidence])
+        self._passage_texts = [h.passage.text.casefold() for h in evidence]
         # "If I don't set one" asks for the default, and its words ("set") are not the topic.
         self._terms = [
             _weights(
@@ -355,8 +369,10 @@ class UnitScorer:
                     word in where.lower() for word in _SETTING
                 )
         elif typed and question.kind is AnswerKind.NAME and question.focus not in _ANY_NAME:
-            # "Which event ...?" wants an event's name: where the unit or its section says so.
-            where = " ".join((unit.text, unit.passage.title, *unit.passage.heading_path))
+            # "Which event ...?" wants an event's name: where the unit or its section says so;
+            # a procedure's steps only pass things on the way ("Pick the printer").
+            text = "" if unit.procedure else unit.text
+            where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
             typed = question.focus.rstrip("s")[:6] in where.lower()
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
@@ -399,18 +415,31 @@ class UnitScorer:
         k = self.units.index(scored.unit)
         words = set(tokenize(scored.unit.text))
         # Not one that drops a name the ticket uses ("Android 10 or later, and the oldest app
-        # version is 7.0" is not said by "The oldest app version is 7.0").
+        # version is 7.0" is not said by "The oldest app version is 7.0"): a name that gives a
+        # value ("Android 10") must be in the article's unit, another one ("the plugin in
+        # WordPress") in its unit or its passage, which the citation points to.
         named = self.names(scored.unit)[0]
+        valued = {v.split(" ")[0].casefold() for v in _VERSION_VALUE.findall(scored.unit.text)}
         given = (
             _values(scored.unit.text) if self.questions[scored.question].kind in TYPED else set()
         )
         floor = scored.score - TWIN_MARGIN
+        # A name the ticket uses that the unit gives a value for ("WooCommerce 7.0") must come
+        # with a value in the article's unit too ("The WooCommerce connector is a plugin" does
+        # not say which WooCommerce it needs).
+        needed = {v.split("=", 1)[1].split(" ")[0] for v in given} & named
         best: tuple[float, int] | None = None
         for j, unit in enumerate(self.units):
             if (
                 not unit.from_article
                 or unit.procedure != scored.unit.procedure
-                or not named <= self.names(unit)[0]
+                or not needed <= {v.split("=", 1)[1].split(" ")[0] for v in _values(unit.text)}
+            ):
+                continue
+            own = self.names(unit)[0]
+            passage = unit.passage.text.casefold()
+            if not all(
+                n in own or (n not in valued and (n in passage or self._common(n))) for n in named
             ):
                 continue
             other = set(tokenize(unit.text))
@@ -423,6 +452,12 @@ class UnitScorer:
             if alike >= TWIN_SIMILARITY - 0.3 and (best is None or alike > best[0]):
                 best = (alike, j)
         return None if best is None else self.score(scored.question, best[1])
+
+    def _common(self, name: str) -> bool:
+        """True for a name at least half the evidence passages use (the product's own name),
+        which tells nothing about what one sentence says."""
+        texts = self._passage_texts
+        return bool(texts) and 2 * sum(name in t for t in texts) >= len(texts)
 
     def antecedent(self, scored: Scored) -> Scored | None:
         """The sentence of the same article that says what ``scored`` refers to as "the X"
@@ -458,6 +493,11 @@ class UnitScorer:
         )
 
 
+#: A question for the time allowed to do something, which a deadline ("within 10 seconds")
+#: answers.
+_ASKS_DEADLINE = re.compile(
+    r"\b(?:deadline|time limit|timeout|time-out|how long do (?:i|we|you|they) have)\b", re.I
+)
 #: The roles (``facts.role_of``) of a duration before an event and after one.
 _SIDES = frozenset({"lead", "delay"})
 
@@ -466,10 +506,14 @@ def _side_fit(question: str, text: str) -> float:
     """ "How long before the trip ...?" is answered by "21 days before departure", not by "2
     days after the departure has sailed" (and the other way round): half the type bonus for a
     duration on the asked side of its event, minus as much for one only on the other side."""
+    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
+    if _ASKS_DEADLINE.search(question) and "deadline" in roles:
+        # "What's the deadline for the endpoint to respond?": "within 10 seconds", not "retried
+        # over 12 hours".
+        return TYPE_BONUS / 2
     wanted = event_side(question)
     if not wanted:
         return 0.0
-    roles = {role_of(text, q) for q in quantities(text) if q.dimension == "duration"}
     sides = roles & _SIDES
     if wanted in sides:
         return TYPE_BONUS / 2
@@ -492,21 +536,21 @@ def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
 
 
 #: A sentence that says whether a thing is there: "X is not supported", "Y is available".
-_WHETHER = re.compile(
+_WHETHER = _PATTERNS.compile(
     r"\b(?:is|are)(?: not| no longer)? (?:supported|available|offered|included|possible)\b"
     r"|\b(?:isn't|aren't) (?:supported|available|offered|included|possible)\b",
     re.I,
 )
 #: Names in a sentence: capitalised words and runs of them ("OpenID Connect"), code.
-_NAME_RUN = re.compile(r"`[^`]+`|\b[A-Z][\w-]*(?: [A-Z][\w-]*)*")
+_NAME_RUN = _PATTERNS.compile(r"`[^`]+`|\b[A-Z][\w-]*(?: [A-Z][\w-]*)*")
 
 
 def _names_of(text: str) -> list[str]:
     return [m.strip("`") for m in _NAME_RUN.findall(text)]
 
 
-_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
-_WORDS = re.compile(r"[A-Za-z0-9][\w']*")
+_ACRONYM = _PATTERNS.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
+_WORDS = _PATTERNS.compile(r"[A-Za-z0-9][\w']*")
 
 
 def spelled_out(ticket: str, texts: Sequence[str]) -> dict[str, str]:
@@ -653,3 +697,6 @@ def _weights(text: str, rarity: dict[str, float], lead: str = "") -> dict[str, f
     for term in set(tokenize(lead)) - own:
         weights[term] = LEAD_TERMS * rarity.get(term, top)
     return weights
+
+
+_PATTERNS.save()

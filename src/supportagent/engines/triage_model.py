@@ -21,15 +21,19 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import Bucket, Ticket
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder
+from supportagent.retrieval.exemplars import shipped_file, vector_file_stem
 from supportagent.sentences import ticket_sentences
 from supportagent.textnorm import has_code
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 MODEL_FILE = "triage_model.npz"
 #: Bucket order of the model's outputs.
@@ -38,7 +42,7 @@ BUCKETS = (Bucket.ANSWERABLE, Bucket.NOT_A_QUESTION, Bucket.NEEDS_HUMAN)
 RULE_FEATURES = ("bug_report", "feature_request", "feedback")
 #: Marks of shape, each one feature (matched or not).
 SHAPE_PATTERNS = tuple(
-    re.compile(p, re.IGNORECASE | re.MULTILINE)
+    _PATTERNS.compile(p, re.IGNORECASE | re.MULTILINE)
     for p in (
         r"steps to reproduce|to reproduce|repro steps|how to reproduce",
         r"expected (?:behaviou?r|result|output)|actual (?:behaviou?r|result)|what happened",
@@ -130,6 +134,69 @@ def load_linear(source: Any) -> tuple[Vector, Vector, dict[str, Any]]:
     return weights, bias, meta
 
 
+def linear_model_file(group: str, model_id: str) -> str:
+    """The file name of the ``group`` model (e.g. ``risk_model``) that reads ``model_id``'s
+    vectors; it ships beside the exemplar vectors."""
+    return vector_file_stem(group, model_id) + ".npz"
+
+
+@dataclass(frozen=True)
+class SentenceModel:
+    """A multinomial linear model over one embedder's sentence vectors: weights (dimensions x
+    classes), biases, and metadata naming the embedder, the classes and what it was trained
+    on. A subclass names its file group and the script that trains it; the file ships beside
+    the exemplar vectors as ``<GROUP>--<embedder>.npz``."""
+
+    GROUP: ClassVar[str]
+    TRAINER: ClassVar[str]
+
+    weights: Vector
+    bias: Vector
+    meta: dict[str, Any]
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return tuple(self.meta["classes"])
+
+    @property
+    def model_id(self) -> str:
+        """The embedder whose vectors the model reads."""
+        return str(self.meta["embedder"])
+
+    def probabilities(self, vectors: Vector) -> dict[str, Vector]:
+        """Per class, each vector's (row's) probability."""
+        if vectors.shape[1] != self.weights.shape[0]:
+            raise ValueError(
+                f"the {self.GROUP.replace('_', ' ')} for {self.model_id} reads "
+                f"{self.weights.shape[0]} dimensions, got {vectors.shape[1]}; retrain it with "
+                f"{self.TRAINER}"
+            )
+        z = vectors.astype(np.float32) @ self.weights + self.bias
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        return {c: p[:, i] for i, c in enumerate(self.classes)}
+
+    def save(self, folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / linear_model_file(self.GROUP, self.model_id)
+        save_linear(path, self.weights, self.bias, self.meta)
+        return path
+
+    @classmethod
+    def load(cls, model_id: str, folder: Path | None = None) -> Self | None:
+        """The shipped model for ``model_id`` (or the one in ``folder``); None when there is
+        none. A file trained on another embedder's vectors is an error, not a fallback."""
+        name = linear_model_file(cls.GROUP, model_id)
+        source: Any = folder / name if folder is not None else shipped_file(name)
+        if not source.is_file():
+            return None
+        model = cls(*load_linear(source))
+        if model.model_id != model_id:
+            raise ValueError(f"{name} was trained on {model.model_id}, not {model_id}")
+        return model
+
+
 @functools.cache
 def default_model() -> TriageModel:
     return TriageModel.load()
@@ -171,3 +238,6 @@ def train(
         weights -= rate * (x.T @ grad + l2 * weights)
         bias -= rate * grad.sum(axis=0)
     return weights.astype(np.float32), bias.astype(np.float32)
+
+
+_PATTERNS.save()

@@ -94,6 +94,11 @@ def vector_file_stem(group: str, model_id: str) -> str:
     return f"{group}--{safe}"
 
 
+def shipped_file(name: str) -> Traversable:
+    """A packaged file beside the exemplar vectors (vectors, and models that read them)."""
+    return resources.files(EXEMPLARS_PACKAGE).joinpath(EXEMPLARS_DIR, VECTORS_DIR, name)
+
+
 def shipped_vectors(exemplars: ExemplarSet, model_id: str) -> Vectors | None:
     """The packaged vectors of ``exemplars`` under ``model_id``, if they are current."""
     folder = resources.files(EXEMPLARS_PACKAGE).joinpath(EXEMPLARS_DIR, VECTORS_DIR)

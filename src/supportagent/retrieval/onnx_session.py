@@ -6,6 +6,7 @@ here on first use.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,15 @@ from supportagent.usercache import cache_folder, publish_folder, remove_stale
 
 if TYPE_CHECKING:
     from supportagent.retrieval.dense import PinnedFile
+
+#: ONNX Runtime's Linux wheels (1.32 here) carry Microsoft's usage telemetry client: on import it
+#: opens a device id and an SQLite event store under the user cache
+#: (``Microsoft/DeveloperTools/.onnxruntime``) and writes it back, with a dozen fsyncs, when
+#: the process ends. SupportAgent runs offline, so it is off unless the environment says
+#: otherwise (``ORT_DISABLE_TELEMETRY``, the runtime's own switch; ``0`` turns it back on).
+#: Set before this module imports onnxruntime; it changes no vector. A one-shot ``triage``
+#: spends about 0.02 s less CPU (load 8), and less wall time at exit.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 #: Where a pinned model's optimised graph lives in the user's cache: a folder named
 #: ``<prefix><sha256[:16]>-ort<version>`` with the graph and its weights.

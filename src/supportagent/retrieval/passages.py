@@ -14,18 +14,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from supportagent.domain import DocKind, Document, Passage
+from supportagent.regexcache import ProgramCache
 from supportagent.textnorm import stripped_span
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 DEFAULT_MAX_CHARS = 1200
 INTRO_SLUG = "intro"
 ANSWER_SLUG = "answer"
 _MAX_SLUG = 60
 
-_HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
-_WHITESPACE = re.compile(r"\s+")
-_MARKUP = re.compile(r"[`*_#>|]+")
+_HEADING = _PATTERNS.compile(r"^ {0,3}(#{1,3})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = _PATTERNS.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SENTENCE_END = _PATTERNS.compile(r"(?<=[.!?])\s+|\n")
+_WHITESPACE = _PATTERNS.compile(r"\s+")
+_MARKUP = _PATTERNS.compile(r"[`*_#>|]+")
 
 Span = tuple[int, int]
 
@@ -240,3 +243,6 @@ def dense_text(passage: Passage) -> str:
     heading = " > ".join(passage.heading_path)
     parts = [passage.title, heading, _MARKUP.sub(" ", passage.text)]
     return "\n".join(part.strip() for part in parts if part.strip())
+
+
+_PATTERNS.save()

@@ -8,7 +8,9 @@ while its parts still match prose that spells them out.
 
 from __future__ import annotations
 
-import re
+from supportagent.regexcache import ProgramCache
+
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 #: Common English function words plus the greetings and thanks that open and close tickets.
 #: Kept short on purpose: BM25's idf already discounts frequent words; this list only removes
@@ -28,12 +30,12 @@ STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 # Letters and digits (any script), optionally joined into a compound by - _ or .
 # A joiner only counts between two alphanumerics, so "limits." ends at the "s".
-_COMPOUND = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)*")
-_PART = re.compile(r"[^\W_]+")
-_JOINERS = re.compile(r"[-_.]")
+_COMPOUND = _PATTERNS.compile(r"[^\W_]+(?:[-_.][^\W_]+)*")
+_PART = _PATTERNS.compile(r"[^\W_]+")
+_JOINERS = _PATTERNS.compile(r"[-_.]")
 # Possessive "'s" goes; other apostrophes inside a word are dropped ("don't" -> "dont").
-_POSSESSIVE = re.compile(r"['\u2019]s\b")
-_APOSTROPHE = re.compile(r"(?<=[^\W_])['\u2019](?=[^\W_])")
+_POSSESSIVE = _PATTERNS.compile(r"['\u2019]s\b")
+_APOSTROPHE = _PATTERNS.compile(r"(?<=[^\W_])['\u2019](?=[^\W_])")
 
 _VOWELS = frozenset("aeiouy")
 # After "ing"/"ed" comes off, a doubled final consonant is undoubled: running -> run.
@@ -110,3 +112,6 @@ def tokenize(text: str) -> list[str]:
         if _JOINERS.search(compound):
             tokens.append(_stem_compound(compound))
     return tokens
+
+
+_PATTERNS.save()
