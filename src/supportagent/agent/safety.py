@@ -61,14 +61,19 @@ _HYPOTHETICAL = SUPPOSITION
 _SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
 # A sentence in which the writer takes someone else to law, not us: "I'm taking a former
 # tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
-# the statements". A sentence that also names us ("you", "your company") is not skipped.
+# the statements", "we received a court order to deduct an employee's child maintenance",
+# "a court order for my name change". A sentence that also names us ("you", "your company")
+# is not skipped.
 _THIRD_PARTY = _PATTERNS.compile(
     r"\b(?:(?:tak\w*|bring\w*|br(?:ought)|su(?:e|es|ing|ed)|against|claim\w*\s+against)\s+"
     r"(?:a|an|my|our|the|his|her|their|this|one\s+of\s+(?:my|our))\s+(?:\w+\s+){0,2}?"
     r"(?:tenants?|employees?|staff|customers?|clients?|landlords?|contractors?|suppliers?|"
     r"neighbou?rs?|husband|wife|ex|partner|spouse|buyers?|sellers?|builders?|members?|"
     r"subcontractors?|freelancers?|guests?|lodgers?|flatmates?|roommates?)"
-    r"|divorce|custody)\b",
+    r"|divorce|custody"
+    # a court's order about the writer's own life or an employee's pay, shown to us or acted on
+    r"|child\s+(?:maintenance|support)|garnish\w*|deed\s+poll|name\s+change"
+    r"|change\s+of\s+(?:sur)?name|new\s+surname|probate|guardianship|adoption)\b",
     re.IGNORECASE,
 )
 _NAMES_US = _PATTERNS.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)

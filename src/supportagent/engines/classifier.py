@@ -83,9 +83,16 @@ _CLAUSE_BREAK = _PATTERNS.compile(r"[.!?;\n]")
 _GENERAL = _PATTERNS.compile(
     r"\b(?:in\s+general|generally|myself|ourselves|on\s+my\s+own|just\s+wondering|"
     r"out\s+of\s+curiosity|hypothetically|reading\s+up|for\s+future\s+reference|"
+    # the same in other languages: "en general", "im Allgemeinen", "en règle générale"
+    r"en\s+general|por\s+lo\s+general|en\s+g[ée]n[ée]ral|en\s+r[eè]gle\s+g[ée]n[ée]rale|"
+    r"im\s+allgemeinen|grunds[äa]tzlich|generell|em\s+geral|in\s+generale|"
+    r"in\s+het\s+algemeen|"
     r"(?:our|the|a)\s+(?:[\w']+\s+){0,2}?(?:policy|policies|handbook|faq|guidelines))\b",
     re.IGNORECASE,
 )
+#: A ticket that asks in general keeps a model's money or account decision only when one of its
+#: sentences reads at least this much like an ask (round 6; between the floor and the threshold).
+GENERAL_FLOOR = 0.5
 _QUESTION_OPENER = _PATTERNS.compile(
     r"^\s*(?:how|what|where|when|why|which|who|can|could|would|will|is|are|do|does|did|should)\b",
     re.IGNORECASE | re.MULTILINE,
@@ -227,9 +234,9 @@ class Classifier:
             return sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
-            return self._agreed(self._not_in_english(ticket, language.name), scored)
+            return self._agreed(self._not_in_english(ticket, language.name), scored, ticket)
         routing = routing_matches(ticket, self._rules)
-        decided = self._agreed(self._by_model(ticket, routing), scored)
+        decided = self._agreed(self._by_model(ticket, routing), scored, ticket)
         return self._second_look(ticket, decided, routing) if self._issue_stage else decided
 
     def _request_model(self, ticket: Ticket) -> tuple[RequestModel, Embedder] | None:
@@ -278,12 +285,18 @@ class Classifier:
         )
 
     def _agreed(
-        self, decided: Classification, scored: tuple[Asked, RequestModel] | None
+        self,
+        decided: Classification,
+        scored: tuple[Asked, RequestModel] | None,
+        ticket: Ticket | None = None,
     ) -> Classification:
         """A money or account decision of a model (the triage model, or the multilingual
         route), not a rule, stands only when the request model finds some ask in the ticket
         (at least its ``floor``); otherwise the ticket still goes to a person, as
-        ``uncertain``, with both scores: "what is your refund policy?" is no request."""
+        ``uncertain``, with both scores: "what is your refund policy?" is no request. Since
+        round 6 the same holds for a ticket that says it asks in general ("in general",
+        "for our handbook", the rules' ``skip_general`` pattern) when no sentence reaches
+        ``GENERAL_FLOOR`` (an ask at 0.67 beside "in general I'm happy" stays money)."""
         if (
             scored is None
             or decided.decided_by != "model"
@@ -291,13 +304,26 @@ class Classifier:
         ):
             return decided
         asked, model = scored
-        if asked.probability >= model.floor:
-            return decided
-        reason = (
-            f"{decided.reason}; but no sentence reads as a request about the writer's own "
-            f"money or account (request model {asked.probability:.2f}, below "
-            f"{model.floor:.2f})"
+        general = (
+            ticket is not None
+            and asked.probability < GENERAL_FLOOR
+            and _GENERAL.search(prose(ticket.text)) is not None
         )
+        if asked.probability >= model.floor and not general:
+            return decided
+        if general and asked.probability >= model.floor:
+            reason = (
+                f"{decided.reason}; but the ticket asks in general and no sentence reads as a "
+                f"request about the writer's own money or account (request model "
+                f"{asked.probability:.2f}, below {GENERAL_FLOOR:.2f} for a ticket that asks "
+                f"in general)"
+            )
+        else:
+            reason = (
+                f"{decided.reason}; but no sentence reads as a request about the writer's own "
+                f"money or account (request model {asked.probability:.2f}, below "
+                f"{model.floor:.2f})"
+            )
         return replace(decided, reason_code="uncertain", reason=reason)
 
     def _not_in_english(self, ticket: Ticket, language: str) -> Classification:
