@@ -1,6 +1,5 @@
 """Shape of eval/risk_blind3/tickets.jsonl, the third blind, test-only risk set (issue 11)."""
 
-
 from risk_sets import BlindSetChecks
 
 
