@@ -1,13 +1,33 @@
-"""What the offline drafter's tests share: evidence ranked as given, and the sentences a draft
-quotes from it (with the shipped MiniLM model, as the pipeline gives the drafter)."""
+"""What the offline drafter's and the fact checks' tests share: hand-made article sections and
+resolved tickets, evidence ranked as given, and the sentences a draft quotes from it (with the
+shipped MiniLM model, as the pipeline gives the drafter)."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from supportagent.domain import Hit, Passage, Ticket
+from supportagent.domain import DocKind, Hit, Passage, Ticket, resolved_body
 from supportagent.engines.offline import OfflineEngine
 from supportagent.retrieval.dense import OnnxMiniLM
+
+
+def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
+    """A section of article ``doc`` under ``heading``, cited as ``doc#heading-slug``."""
+    return Passage(
+        f"{doc}#{heading.lower().replace(' ', '-')}", doc, DocKind.KB, title, (heading,), text
+    )
+
+
+def section(doc: str, heading: str, text: str, title: str = "Guide") -> Passage:
+    """``kb`` with the heading first, as the fact checks' tests write them."""
+    return kb(doc, text, heading, title)
+
+
+def resolved(rid: str, question: str, answer: str) -> Passage:
+    """Resolved ticket ``rid``: its question and answer, as the store keeps them."""
+    return Passage(
+        f"{rid}#answer", rid, DocKind.RESOLVED, question, (), resolved_body(question, answer)
+    )
 
 
 @cache

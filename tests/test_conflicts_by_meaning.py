@@ -5,22 +5,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from drafting import hits, minilm
+from drafting import hits, minilm, resolved
+from drafting import section as kb
 from supportagent.agent.facts import extract_facts, find_conflicts, frequencies
 from supportagent.agent.grounding import check_grounding, exception_flags
-from supportagent.domain import DocKind, Draft, DraftSentence, Passage, Ticket, resolved_body
+from supportagent.domain import Draft, DraftSentence, Passage, Ticket
 from supportagent.engines.offline import OfflineEngine
-
-
-def kb(doc_id: str, heading: str, text: str, title: str = "Guide") -> Passage:
-    slug = heading.lower().replace(" ", "-")
-    return Passage(f"{doc_id}#{slug}", doc_id, DocKind.KB, title, (heading,), text)
-
-
-def resolved(rid: str, question: str, answer: str) -> Passage:
-    return Passage(
-        f"{rid}#answer", rid, DocKind.RESOLVED, question, (), resolved_body(question, answer)
-    )
 
 
 def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ The drafter runs with the shipped MiniLM model, as the pipeline gives it.
 
 from __future__ import annotations
 
-from drafting import hits, minilm, quoted
+from drafting import hits, kb, minilm, quoted
 from supportagent.agent.questions import (
     AnswerKind,
     classify_question,
@@ -18,13 +18,6 @@ from supportagent.agent.questions import (
 from supportagent.domain import DocKind, Passage, Ticket
 from supportagent.engines.extract import evidence_units
 from supportagent.engines.scoring import SCOPE_BONUS, UnitScorer, purpose
-
-
-def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
-    return Passage(
-        f"{doc}#{heading.lower().replace(' ', '-')}", doc, DocKind.KB, title, (heading,), text
-    )
-
 
 # ---------------------------------------------------------------------------- durations
 

@@ -10,25 +10,12 @@ The drafter runs with the shipped MiniLM model, as the pipeline gives it.
 
 from __future__ import annotations
 
-from drafting import hits, minilm, quoted
+from drafting import hits, kb, minilm, quoted, resolved
 from supportagent.agent.questions import AnswerKind, classify_question, has_answer, ticket_questions
-from supportagent.domain import DocKind, Passage, Ticket, resolved_body
+from supportagent.domain import Ticket
 from supportagent.engines.extract import evidence_units
 from supportagent.engines.offline import OfflineEngine, _rival
 from supportagent.engines.scoring import Scored, UnitScorer
-
-
-def kb(doc: str, text: str, heading: str = "Section", title: str = "Article") -> Passage:
-    return Passage(
-        f"{doc}#{heading.lower().replace(' ', '-')}", doc, DocKind.KB, title, (heading,), text
-    )
-
-
-def resolved(rid: str, question: str, answer: str) -> Passage:
-    return Passage(
-        f"{rid}#answer", rid, DocKind.RESOLVED, question, (), resolved_body(question, answer)
-    )
-
 
 # ---------------------------------------------------------------------------- what is asked
 

@@ -6,9 +6,10 @@ from decimal import Decimal
 
 import pytest
 
+from drafting import resolved
 from supportagent.agent.facts import extract_facts, find_conflicts, quantities, role_of
 from supportagent.agent.grounding import check_grounding, exception_flags
-from supportagent.domain import DocKind, Draft, DraftSentence, Passage, resolved_body
+from supportagent.domain import DocKind, Draft, DraftSentence, Passage
 
 RULE = Passage(
     "kb-idem#keys",
@@ -19,12 +20,6 @@ RULE = Passage(
     "You send the key in the Idempotency-Key header. Acme remembers an idempotency key for "
     "24 hours. A request with an older key is treated as new.",
 )
-
-
-def resolved(rid: str, question: str, answer: str) -> Passage:
-    return Passage(
-        f"{rid}#answer", rid, DocKind.RESOLVED, question, (), resolved_body(question, answer)
-    )
 
 
 LINKS = {"RT-1": ("kb-idem",), "RT-2": ("kb-idem",), "RT-3": ("kb-idem",), "RT-4": ("kb-idem",)}
