@@ -137,12 +137,19 @@ def loo_folders(shared: Path, data: Path) -> dict[str, Path]:
     return folders
 
 
-def main() -> None:
+def loo_arguments() -> argparse.ArgumentParser:
+    """The options every leave-one-dataset-out script takes: where the vectors are cached, the
+    two folders ``loo_folders`` reads, and where the JSON report goes."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--shared", type=Path, default=Path("../shared/eval"))
     parser.add_argument("--data", type=Path, default=Path("/work/evaldata"))
     parser.add_argument("--json", type=Path)
+    return parser
+
+
+def main() -> None:
+    parser = loo_arguments()
     parser.add_argument("--no-final", action="store_true", help="skip the eval retrieval runs")
     args = parser.parse_args()
     folders = loo_folders(args.shared, args.data)

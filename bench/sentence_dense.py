@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-from fusion_loo import SIGNALS, Scored, loo_folders
+from fusion_loo import SIGNALS, Scored, loo_arguments, loo_folders
 
 from supportagent.agent.knowledge import build_embedder
 from supportagent.config import Settings
@@ -184,12 +184,8 @@ def build(args: argparse.Namespace) -> tuple[dict[str, Scored], dict[str, dict[s
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cache", type=Path)
-    parser.add_argument("--shared", type=Path, default=Path("../shared/eval"))
-    parser.add_argument("--data", type=Path, default=Path("/work/evaldata"))
+    parser = loo_arguments()
     parser.add_argument("--scores", type=Path, help="pickle of the kept scores (made if absent)")
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.scores and args.scores.is_file():
         scored, costs = pickle.loads(args.scores.read_bytes())
