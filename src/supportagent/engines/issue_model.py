@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from supportagent.domain import Ticket
-from supportagent.engines.triage_model import load_linear, save_linear
+from supportagent.engines.triage_model import group_weights, load_linear, save_linear
 from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder
 from supportagent.textnorm import has_code, prose
@@ -189,12 +189,7 @@ def train_binary(
     """Logistic regression (``labels`` true for a question) by full-batch gradient descent with
     momentum; each group carries ``shares[group]`` (default 1) of the loss, whatever its size.
     Deterministic."""
-    sizes: dict[str, int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
-    share = shares or {}
-    w = np.asarray([share.get(g, 1.0) / sizes[g] for g in groups], dtype=np.float32)
-    w /= w.sum()
+    w = group_weights(groups, shares, np.float32)
     y = np.asarray(labels, dtype=np.float32)
     x = np.asarray(features, dtype=np.float32)
     weights = np.zeros(x.shape[1], dtype=np.float32)

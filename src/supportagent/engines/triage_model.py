@@ -202,6 +202,20 @@ def default_model() -> TriageModel:
     return TriageModel.load()
 
 
+def group_weights(
+    groups: Sequence[str], shares: dict[str, float] | None, dtype: npt.DTypeLike
+) -> npt.NDArray[Any]:
+    """Each row's weight in a loss where every group (a data set) carries ``shares[group]``
+    (default 1) of the total, whatever its size; the weights sum to 1."""
+    sizes: dict[str, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    share = shares or {}
+    w = np.asarray([share.get(g, 1.0) / sizes[g] for g in groups], dtype=dtype)
+    w /= w.sum()
+    return w
+
+
 def train(
     features: Vector,
     labels: Sequence[Hashable],
@@ -220,12 +234,7 @@ def train(
     order = {c: i for i, c in enumerate(classes)}
     y = np.asarray([order[b] for b in labels])
     onehot = np.eye(len(classes), dtype=np.float64)[y]
-    sizes: dict[str, int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
-    share = group_share or {}
-    w = np.asarray([share.get(g, 1.0) / sizes[g] for g in groups], dtype=np.float64)
-    w = (w / w.sum())[:, None]
+    w = group_weights(groups, group_share, np.float64)[:, None]
     x = features.astype(np.float64)
     weights = np.zeros((d, len(classes)))
     bias = np.zeros(len(classes))
