@@ -74,6 +74,15 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
+def unwritable_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The user cache folder (``XDG_CACHE_HOME``) made a file, so nothing can be kept there."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    return blocker
+
+
+@pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return load_settings(home=tmp_path / "home")
 

@@ -123,10 +123,8 @@ def test_a_truncated_cached_graph_is_made_again(
     assert weights.stat().st_size == size
 
 
-def test_an_unwritable_cache_still_embeds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("x")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+@pytest.mark.usefixtures("unwritable_cache")
+def test_an_unwritable_cache_still_embeds() -> None:
     reference = _vectors(_unoptimised_cache_free_session())
     assert np.array_equal(_vectors(open_session(MINILM_ONNX)), reference)
 

@@ -86,10 +86,6 @@ def test_a_truncated_or_foreign_cache_entry_is_rebuilt(
     assert not stale.exists()
 
 
-def test_an_unwritable_cache_falls_back_to_the_wheels_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("x")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+@pytest.mark.usefixtures("unwritable_cache")
+def test_an_unwritable_cache_falls_back_to_the_wheels_file(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _fresh_identifier(monkeypatch).classify(SAMPLE)[0] == "de"  # type: ignore[attr-defined]

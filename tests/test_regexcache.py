@@ -116,12 +116,8 @@ def test_a_damaged_file_is_ignored_and_written_again(cache: Path) -> None:
     assert kept.read_bytes() != b"not a cache file"
 
 
-def test_an_unwritable_cache_costs_nothing_but_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder", encoding="utf-8")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+@pytest.mark.usefixtures("unwritable_cache")
+def test_an_unwritable_cache_costs_nothing_but_time() -> None:
     rules = safety.parse_rules(
         '[[rule]]\nname = "x"\ncategory = "c"\nseverity = "low"\nauto_escalate = false\n'
         'reason_code = "r"\npatterns = ["data\\\\s+breach"]\n'

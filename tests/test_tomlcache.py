@@ -94,10 +94,6 @@ def test_an_edited_table_replaces_its_entry(cache: Path, monkeypatch: pytest.Mon
         assert tomlcache.loads("x = 2\n", "table.toml") == {"x": 2}
 
 
-def test_an_unwritable_cache_costs_nothing_but_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder", encoding="utf-8")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+@pytest.mark.usefixtures("unwritable_cache")
+def test_an_unwritable_cache_costs_nothing_but_time() -> None:
     assert tomlcache.loads("x = [1, 2]\n", "t") == {"x": [1, 2]}
