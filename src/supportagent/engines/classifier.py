@@ -304,14 +304,11 @@ class Classifier:
         ):
             return decided
         asked, model = scored
-        general = (
-            ticket is not None
-            and asked.probability < GENERAL_FLOOR
-            and _GENERAL.search(prose(ticket.text)) is not None
-        )
-        if asked.probability >= model.floor and not general:
+        in_general = ticket is not None and _GENERAL.search(prose(ticket.text)) is not None
+        floor = max(model.floor, GENERAL_FLOOR) if in_general else model.floor
+        if asked.probability >= floor:
             return decided
-        if general and asked.probability >= model.floor:
+        if asked.probability >= model.floor:  # above the model's floor: the general words
             reason = (
                 f"{decided.reason}; but the ticket asks in general and no sentence reads as a "
                 f"request about the writer's own money or account (request model "
