@@ -373,7 +373,7 @@ class UnitScorer:
             # a procedure's steps only pass things on the way ("Pick the printer").
             text = "" if unit.procedure else unit.text
             where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
-            typed = question.focus.rstrip("s")[:6] in where.lower()
+            typed = question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower()
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
         # "The minimum version" is not "the current version"; nor "up to" a typical value; nor
@@ -465,9 +465,11 @@ class UnitScorer:
         the ticket uses that ``scored`` does not ("On the Business plan, we commit to 99.9%"
         for "We're on Business"); None when there is no such reference or sentence."""
         unit = scored.unit
-        # Words of one family share their first six letters ("commitment", "commit").
+        # Words of one family share their first letters ("commitment", "commit").
         wanted = {
-            word[:6] for word in _DEFINITE.findall(unit.text) if word[:6] not in self._ticket_text
+            word[:FAMILY_PREFIX]
+            for word in _DEFINITE.findall(unit.text)
+            if word[:FAMILY_PREFIX] not in self._ticket_text
         }
         if not wanted:
             return None
@@ -476,7 +478,7 @@ class UnitScorer:
             if (
                 other is unit
                 or other.passage.doc_id != unit.passage.doc_id
-                or not wanted & {t[:6] for t in self._unit_terms[k] if len(t) >= 5}
+                or not wanted & {t[:FAMILY_PREFIX] for t in self._unit_terms[k] if len(t) >= 5}
                 or not _DIGIT.search(other.text)
                 or not self.names(other)[0] - known
             ):
