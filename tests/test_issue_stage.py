@@ -19,6 +19,7 @@ from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
 from supportagent.engines.classifier import Classifier, routing_matches
 from supportagent.engines.issue_model import (
     IssueModel,
+    issue_features,
     issue_marks,
     lexical_features,
     train_binary,
@@ -77,11 +78,25 @@ class PinnedTriage(TriageModel):
         super().__init__(np.zeros_like(real.weights), logits, {"answerable_min": 0.5})
 
 
-def pinned_issues(question: float, route_below: float = 0.2) -> IssueModel:
-    """The real issue model's class, giving every ticket the same question probability."""
+def _logit(p: float) -> float:
+    return float(np.log(p / (1 - p)))
+
+
+def pinned_issues(
+    question: float, route_below: float = 0.2, register: float | None = None
+) -> IssueModel:
+    """The real issue model's class, giving every ticket the same question probability (and,
+    when ``register`` is given, the same register probability, with round 7's thresholds)."""
     real = IssueModel.load()
-    bias = float(np.log(question / (1 - question)))
-    return IssueModel(np.zeros_like(real.weights), bias, {"route_below": route_below})
+    zeros = np.zeros_like(real.weights)
+    meta = {
+        "route_below": route_below,
+        "register_min": 0.8,
+        "register_route_below": 0.3,
+        "uncertain_question_from": 0.5,
+    }
+    reads = None if register is None else (zeros, _logit(register))
+    return IssueModel(zeros, _logit(question), meta, reads)
 
 
 # --------------------------------------------------------------------------- features
@@ -197,6 +212,122 @@ def test_the_shipped_model_records_its_training_and_threshold() -> None:
     assert model.meta["trained_on"]["github_issues_tickettagger_train"] > 0
     assert not any(name.endswith(("_report", "_tune")) for name in model.meta["trained_on"])
     assert 0.0 < model.route_below < 0.5
+
+
+# --------------------------------------------------------------------------- register (round 7)
+
+UNPLACED = (0.45, 0.30, 0.25)  # no bucket has a majority; the leading guess is a question
+
+
+@pytest.mark.parametrize(
+    ("question", "register", "expected"),
+    [
+        (0.9, 0.95, (Bucket.ANSWERABLE, "question", "issues")),
+        (0.1, 0.95, (Bucket.NOT_A_QUESTION, None, "issues")),
+        # not clearly issue-tracker text: a person decides, as before
+        (0.9, 0.5, (Bucket.NEEDS_HUMAN, "uncertain", "model")),
+        (0.1, 0.5, (Bucket.NEEDS_HUMAN, "uncertain", "model")),
+    ],
+)
+def test_in_issue_register_the_issue_model_decides_an_unplaced_ticket(
+    question: float, register: float, expected: tuple[Bucket, str | None, str]
+) -> None:
+    classifier = Classifier(
+        model=PinnedTriage(*UNPLACED), issue_model=pinned_issues(question, register=register)
+    )
+    got = classifier.classify(_ticket("Something about the thing from before."), _no_risk())
+    assert got.bucket is expected[0] and got.decided_by == expected[2]
+    assert expected[1] is None or got.reason_code == expected[1]
+    if got.decided_by == "issues":
+        assert "issue-tracker register 0.95" in got.reason
+        assert "triage model had said: no bucket is clear" in got.reason
+
+
+def test_an_unplaced_ticket_leaning_to_a_person_stays_with_a_person() -> None:
+    leaning = PinnedTriage(0.25, 0.30, 0.45)
+    classifier = Classifier(model=leaning, issue_model=pinned_issues(0.95, register=0.99))
+    got = classifier.classify(_ticket("Something about the thing from before."), _no_risk())
+    assert (got.bucket, got.reason_code, got.decided_by) == (
+        Bucket.NEEDS_HUMAN,
+        "uncertain",
+        "model",
+    )
+
+
+def test_in_issue_register_the_route_threshold_is_looser() -> None:
+    ticket = _ticket("How many rows can one import hold?")
+    triage = PinnedTriage(0.9, 0.05, 0.05)
+    issue_text = Classifier(model=triage, issue_model=pinned_issues(0.25, register=0.95))
+    support_text = Classifier(model=triage, issue_model=pinned_issues(0.25, register=0.5))
+    assert issue_text.classify(ticket, _no_risk()).bucket is Bucket.NOT_A_QUESTION
+    assert support_text.classify(ticket, _no_risk()).bucket is Bucket.ANSWERABLE
+
+
+def test_the_register_moves_no_rule_route_or_money_decision() -> None:
+    classifier = Classifier(
+        model=PinnedTriage(0.9, 0.05, 0.05), issue_model=pinned_issues(0.99, register=0.99)
+    )
+    crash = classifier.classify(_ticket(CRASH_QUESTION), _no_risk())
+    assert (crash.bucket, crash.decided_by) == (Bucket.NOT_A_QUESTION, "rules")
+    money = classifier.classify(
+        _ticket("Please refund invoice INV-2231, it was charged twice."), _no_risk()
+    )
+    assert money.bucket is Bucket.NEEDS_HUMAN and money.decided_by != "issues"
+
+
+HOW_DESPITE_ERROR = "I get a TypeError when I call export() with a date; how do I pass the format?"
+
+
+@pytest.mark.parametrize(
+    ("question", "register", "decided_by"),
+    [(0.9, 0.95, "issues"), (0.9, 0.5, "rules"), (0.4, 0.95, "rules")],
+)
+def test_a_how_to_question_a_bug_rule_routed_is_a_question_in_issue_register(
+    question: float, register: float, decided_by: str
+) -> None:
+    meta_issues = pinned_issues(question, register=register)
+    issues = IssueModel(
+        meta_issues.weights,
+        meta_issues.bias,
+        {**meta_issues.meta, "rule_question_from": 0.6},
+        meta_issues.register,
+    )
+    classifier = Classifier(model=PinnedTriage(0.05, 0.9, 0.05), issue_model=issues)
+    got = classifier.classify(_ticket(HOW_DESPITE_ERROR), _no_risk())
+    assert got.decided_by == decided_by
+    if decided_by == "issues":
+        assert (got.bucket, got.reason_code) == (Bucket.ANSWERABLE, "question")
+        assert "rules had said: bug_report" in got.reason
+    else:
+        assert (got.bucket, got.reason_code) == (Bucket.NOT_A_QUESTION, "bug_report")
+    # A bug told as "why does it crash?" asks no how-to question: the rule's route stands.
+    crash = classifier.classify(_ticket(CRASH_QUESTION), _no_risk())
+    assert (crash.bucket, crash.decided_by) == (Bucket.NOT_A_QUESTION, "rules")
+
+
+def test_the_shipped_register_model_tells_an_issue_from_a_support_ticket() -> None:
+    model = IssueModel.load()
+    assert model.register is not None
+    assert 0.5 <= model.register_min < 1.0
+    assert model.route_below <= model.register_route_below < 0.5
+    assert 0.5 <= model.uncertain_question_from <= model.rule_question_from < 1.0
+    embedder = Classifier().embedder
+    parser_issue = (
+        "Parser drops the last column when a row ends with a comma Reading `a,b,` with "
+        "`read_rows()` gives two fields instead of three. Tested on 0.9.2 and master."
+    )
+    issue = model.register_probability(issue_features(_ticket(parser_issue), embedder))
+    support = model.register_probability(
+        issue_features(
+            _ticket(
+                "Hello, my card was declined at the shop this morning although my balance "
+                "is fine. Could you tell me why?",
+                "Card declined",
+            ),
+            embedder,
+        )
+    )
+    assert issue >= model.register_min > support
 
 
 def test_training_learns_a_separable_toy_problem() -> None:

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
-from supportagent.engines.issue_model import IssueModel, default_issue_model, issue_features
+from supportagent.engines.issue_model import (
+    IssueModel,
+    default_issue_model,
+    issue_features,
+    issue_marks,
+)
 from supportagent.engines.multilingual_triage import (
     MultilingualTriage,
     default_multilingual_triage,
@@ -231,13 +236,15 @@ class Classifier:
         if scored is not None and scored[0].probability >= scored[1].threshold:
             return self._as_request(ticket, *scored)
         if sure is not None:
-            return sure
+            return self._asks_how(ticket, sure) if self._issue_stage else sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
             return self._agreed(self._not_in_english(ticket, language.name), scored, ticket)
         routing = routing_matches(ticket, self._rules)
-        decided = self._agreed(self._by_model(ticket, routing), scored, ticket)
-        return self._second_look(ticket, decided, routing) if self._issue_stage else decided
+        decided, leading = self._by_model(ticket, routing)
+        if self._issue_stage:
+            decided = self._second_look(ticket, decided, leading, routing)
+        return self._agreed(decided, scored, ticket)
 
     def _request_model(self, ticket: Ticket) -> tuple[RequestModel, Embedder] | None:
         """The request model and embedder for ``ticket``'s language (the safety gate's
@@ -339,9 +346,10 @@ class Classifier:
         )
         return Classification(Bucket.ANSWERABLE, "question", reason, DEFAULT_CONFIDENCE)
 
-    def _by_model(self, ticket: Ticket, routing: Sequence[str]) -> Classification:
-        """The triage model's bucket for an English ticket no rule was sure of; ``routing``
-        are the routing rules that matched."""
+    def _by_model(self, ticket: Ticket, routing: Sequence[str]) -> tuple[Classification, Bucket]:
+        """The triage model's bucket for an English ticket no rule was sure of, and its
+        leading guess (the bucket itself, unless no bucket had a majority); ``routing`` are
+        the routing rules that matched."""
         p = self.model.probabilities(ticket_features(ticket, routing, self.embedder))
         scores = ", ".join(f"{b.value} {v:.2f}" for b, v in p.items())
         bucket = max(p, key=lambda b: p[b])
@@ -350,32 +358,95 @@ class Classifier:
             reason = (
                 f"no bucket is clear: {scores}; a decision needs {self.model.answerable_min:.2f}"
             )
-            return Classification(
+            unclear = Classification(
                 Bucket.NEEDS_HUMAN, "uncertain", reason, round(p[bucket], 3), "model"
             )
+            return unclear, bucket
         if bucket is Bucket.ANSWERABLE:
             reason = f"recognised as a question about the product ({scores})"
-            return Classification(bucket, "question", reason, round(p[bucket], 3), "model")
+            return Classification(bucket, "question", reason, round(p[bucket], 3), "model"), bucket
         code = self._reason_within(ticket, bucket, routing)
         reason = f"reads as {code.replace('_', ' ')} ({scores})"
-        return Classification(bucket, code, reason, round(p[bucket], 3), "model")
+        return Classification(bucket, code, reason, round(p[bucket], 3), "model"), bucket
 
     def _second_look(
-        self, ticket: Ticket, decided: Classification, routing: Sequence[str]
+        self, ticket: Ticket, decided: Classification, leading: Bucket, routing: Sequence[str]
     ) -> Classification:
         """The issue-tracker stage: a ticket the triage model took for a question is routed
-        when the issue model reads it as a bug report or a feature request. Nothing else is
-        revisited: an escalation, a risk, and what the rules routed stand."""
-        if decided.bucket is not Bucket.ANSWERABLE or decided.reason_code != "question":
+        when the issue model reads it as a bug report or a feature request. In issue-tracker
+        register (the register model sure of it) the threshold is looser, and a ticket the
+        triage model could not place (``uncertain``, its leading guess not a person) is
+        decided by the issue model. Nothing else is revisited: a risk, a money or account
+        decision, a leaning towards a person, and what the rules routed stand."""
+        question = decided.bucket is Bucket.ANSWERABLE and decided.reason_code == "question"
+        unplaced = decided.reason_code == "uncertain" and leading is not Bucket.NEEDS_HUMAN
+        if not (question or unplaced):
             return decided
         issues = self.issue_model
-        p = issues.question_probability(issue_features(ticket, self.embedder))
-        if p >= issues.route_below:
+        features = issue_features(ticket, self.embedder)
+        p = issues.question_probability(features)
+        if question and p < issues.route_below:
+            return self._as_issue(ticket, decided, routing, p, issues.route_below)
+        if issues.register is None:
             return decided
+        register = issues.register_probability(features)
+        if register < issues.register_min:
+            return decided
+        where = f"issue-tracker register {register:.2f}"
+        if question:
+            if p < issues.register_route_below:
+                return self._as_issue(
+                    ticket, decided, routing, p, issues.register_route_below, where
+                )
+            return decided
+        if p < issues.uncertain_question_from:
+            return self._as_issue(
+                ticket, decided, routing, p, issues.uncertain_question_from, where
+            )
+        reason = (
+            f"reads as a usage question ({where}; question {p:.2f}, from "
+            f"{issues.uncertain_question_from:.2f}); the triage model had said: {decided.reason}"
+        )
+        return Classification(Bucket.ANSWERABLE, "question", reason, round(p, 3), "issues")
+
+    def _asks_how(self, ticket: Ticket, routed: Classification) -> Classification:
+        """A bug-report rule's route overturned: in issue-tracker register, an English issue
+        that asks how to do something ("I get a TypeError when ..., how do I ...?", "is there
+        a way to ...?") is a usage question when the issue model is sure of it. A bug told as
+        "why does X fail?" asks no such thing, and stays routed."""
+        issues = self.issue_model
+        if routed.reason_code != "bug_report" or issues.register is None:
+            return routed
+        marks = issue_marks(ticket.text)
+        if not (marks["how_do_i"] or marks["is_it_possible"]):
+            return routed
+        language = detect_language(ticket.text)
+        if language.reliable and language.code != ENGLISH:
+            return routed
+        features = issue_features(ticket, self.embedder)
+        register = issues.register_probability(features)
+        p = issues.question_probability(features)
+        if register < issues.register_min or p < issues.rule_question_from:
+            return routed
+        reason = (
+            f"asks how to use it, in issue-tracker register {register:.2f} (question {p:.2f}, "
+            f"from {issues.rule_question_from:.2f}); the rules had said: {routed.reason}"
+        )
+        return Classification(Bucket.ANSWERABLE, "question", reason, round(p, 3), "issues")
+
+    def _as_issue(
+        self,
+        ticket: Ticket,
+        decided: Classification,
+        routing: Sequence[str],
+        p: float,
+        below: float,
+        where: str = "",
+    ) -> Classification:
         code = self._reason_within(ticket, Bucket.NOT_A_QUESTION, routing, ISSUE_CODES)
         reason = (
-            f"reads as an issue report, not a usage question (question {p:.2f} against "
-            f"{issues.route_below:.2f}); the triage model had said: {decided.reason}"
+            f"reads as an issue report, not a usage question ({where + '; ' if where else ''}"
+            f"question {p:.2f} against {below:.2f}); the triage model had said: {decided.reason}"
         )
         return Classification(Bucket.NOT_A_QUESTION, code, reason, round(1 - p, 3), "issues")
 

@@ -14,6 +14,15 @@ first words again on their own (an issue's title), and marks of issue templates 
 bug", "Expected behavior", a version block, a stack trace, "How do I", "Is it possible").
 Trained by ``bench/train_issue_model.py``; the weights and thresholds are data
 (``issue_model.npz``), and the file records what it was trained on.
+
+Since round 7 a second logistic regression over the same features reads the *register*: the
+probability that the text was written for an issue tracker rather than a support inbox
+(``issue_register.npz``, trained on the same rows: the Ticket Tagger issues against our
+exemplars and the support sets). Only where it is sure (``register_min``) may the question
+model do more: route a question of the triage model's below the looser ``register_route_below``,
+and decide a ticket the triage model could not place (no bucket with a majority, its leading
+guess not a person) as a question or a report; and turn an issue a bug-report rule routed back
+into a question when it asks how to do something and the model gives it ``rule_question_from``.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from supportagent.textnorm import has_code, prose
 _PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
 
 MODEL_FILE = "issue_model.npz"
+REGISTER_FILE = "issue_register.npz"
 #: Hashed slots for the prose's words and word pairs, and for the title's words.
 WORD_SLOTS = 4096
 TITLE_SLOTS = 1024
@@ -141,34 +151,81 @@ def issue_features(ticket: Ticket, embedder: Embedder) -> Vector:
 
 @dataclass(frozen=True)
 class IssueModel:
-    """Weights, bias, and the threshold it acts on (in ``meta``)."""
+    """Weights, bias, and the thresholds it acts on (in ``meta``); ``register`` is the
+    register model's weights and bias (None: no register, so only ``route_below`` acts)."""
 
     weights: Vector
     bias: float
     meta: dict[str, Any]
+    register: tuple[Vector, float] | None = None
 
     @property
     def route_below(self) -> float:
         """A question of the triage model's is routed as an issue below this probability."""
         return float(self.meta.get("route_below", 0.0))
 
+    @property
+    def register_min(self) -> float:
+        """The register probability from which a text counts as clearly issue-tracker."""
+        return float(self.meta.get("register_min", 1.0))
+
+    @property
+    def register_route_below(self) -> float:
+        """In issue-tracker register, a question is routed below this probability."""
+        return max(self.route_below, float(self.meta.get("register_route_below", 0.0)))
+
+    @property
+    def uncertain_question_from(self) -> float:
+        """In issue-tracker register, a ticket the triage model could not place is a question
+        from this probability on, and a report below it."""
+        return float(self.meta.get("uncertain_question_from", 0.5))
+
+    @property
+    def rule_question_from(self) -> float:
+        """In issue-tracker register, an issue a bug-report rule routed that asks how to do
+        something is a question from this probability on (above 1: never)."""
+        return float(self.meta.get("rule_question_from", 1.01))
+
     def question_probability(self, features: Vector) -> float:
+        return _logistic(float(self._checked(features) @ self.weights) + self.bias)
+
+    def register_probability(self, features: Vector) -> float:
+        """How sure the register model is that the text was written for an issue tracker
+        (0.0 without a register model)."""
+        if self.register is None:
+            return 0.0
+        weights, bias = self.register
+        return _logistic(float(self._checked(features) @ weights) + bias)
+
+    def _checked(self, features: Vector) -> Vector:
         if features.shape[0] != self.weights.shape[0]:
             raise ValueError(
                 f"{MODEL_FILE} expects {self.weights.shape[0]} features, got {features.shape[0]}"
                 "; retrain it with bench/train_issue_model.py"
             )
-        z = float(features @ self.weights) + self.bias
-        return float(1.0 / (1.0 + np.exp(-z)))
+        return features
 
     def save(self, path: Path) -> None:
         save_linear(path, self.weights, np.asarray(self.bias, dtype=np.float32), self.meta)
+        if self.register is not None:
+            weights, bias = self.register
+            save_linear(
+                path.with_name(REGISTER_FILE), weights, np.asarray(bias, np.float32), self.meta
+            )
 
     @classmethod
     def load(cls, path: Path | None = None) -> IssueModel:
-        source: Any = path or resources.files("supportagent.engines").joinpath(MODEL_FILE)
-        weights, bias, meta = load_linear(source)
-        return cls(weights, float(bias), meta)
+        folder: Any = path.parent if path else resources.files("supportagent.engines")
+        weights, bias, meta = load_linear(path or folder.joinpath(MODEL_FILE))
+        register = None
+        if folder.joinpath(REGISTER_FILE).is_file():
+            r_weights, r_bias, _ = load_linear(folder.joinpath(REGISTER_FILE))
+            register = (r_weights, float(r_bias))
+        return cls(weights, float(bias), meta, register)
+
+
+def _logistic(z: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-z)))
 
 
 @functools.cache
