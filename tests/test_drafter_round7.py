@@ -121,3 +121,9 @@ def test_a_row_answers_a_count_and_the_checker_finds_it_in_its_passage() -> None
     draft = engine.draft(ticket, evidence)
     assert draft.sentences[0].text == "Sprout: price $12 a month; plots included 6"
     assert engine.check(ticket, draft, evidence).passed
+
+
+def test_how_many_business_days_asks_how_long_not_how_many() -> None:
+    question = classify_question("How many business days until a plot swap is confirmed?")
+    assert question.focus != "count"
+    assert has_answer("A swap is confirmed within 5 business days.", question)

@@ -378,9 +378,12 @@ def event_side(text: str) -> str:
     return "lead" if _IN_ADVANCE.search(text) else ""
 
 
-#: "How many hives ...?" asks for a count of things; "how many more ...?" asks for a margin.
+#: "How many hives ...?" asks for a count of things; "how many more ...?" for a margin, and
+#: "how many business days ...?" for a length of time.
 _HOW_MANY = _PATTERNS.compile(
-    r"\bhow many (?!(?:more|above|over|extra|beyond|dollars|euros|pounds|cents|percent)\b)[a-z]",
+    r"\bhow many (?!(?:more|above|over|extra|beyond|dollars|euros|pounds|cents|percent)\b"
+    # "How many business days until ...?" asks how long.
+    r"|(?:business |working |calendar )?(?:seconds|minutes|hours|days|weeks|months|years)\b)[a-z]",
     re.I,
 )
 #: What a count is not: a price, a share, a length of time, a time of day.
