@@ -69,8 +69,9 @@ def test_a_question_about_room_wants_a_size_and_one_about_price_an_amount() -> N
     assert (price.kind, price.focus) == (AnswerKind.NUMBER, "money")
     assert has_answer("The camera add-on is $3 a month per hub.", price)
     assert not has_answer("Snapshots arrive within 5 minutes.", price)
+    # How many of a thing: a count, which any number but a price, share or time gives.
     anything = classify_question("How many sensors can one hub take?")
-    assert anything.focus == ""
+    assert anything.focus == "count"
     assert has_answer("A hub takes 12 sensors.", anything)
 
 

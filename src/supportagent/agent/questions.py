@@ -378,10 +378,26 @@ def event_side(text: str) -> str:
     return "lead" if _IN_ADVANCE.search(text) else ""
 
 
+#: "How many hives ...?" asks for a count of things; "how many more ...?" for a margin, and
+#: "how many business days ...?" for a length of time.
+_HOW_MANY = _PATTERNS.compile(
+    r"\bhow many (?!(?:more|above|over|extra|beyond|dollars|euros|pounds|cents|percent)\b"
+    # "How many business days until ...?" asks how long.
+    r"|(?:business |working |calendar )?(?:seconds|minutes|hours|days|weeks|months|years)\b)[a-z]",
+    re.I,
+)
+#: What a count is not: a price, a share, a length of time, a time of day.
+_NOT_COUNTED = frozenset({"usd", "eur", "gbp", "percent", "duration", "clock", "window"})
+
+
 def _number_focus(text: str) -> str:
-    """``size`` or ``money`` for a number question that asks for one ("how much space"), else
-    empty (any number answers it)."""
-    return next((name for name, words in _MEASURES if words.search(text)), "")
+    """``size`` or ``money`` for a number question that asks for one ("how much space"),
+    ``count`` for one that asks how many things ("How many hives does Comb cover before I pay
+    extra?" asks for hives, whatever it says of paying), else empty (any number answers it)."""
+    found = next((name for name, words in _MEASURES if words.search(text)), "")
+    if found in ("", "money", "share") and _HOW_MANY.search(text):
+        return "count"
+    return found
 
 
 # ---------------------------------------------------------------------------- answers
@@ -468,6 +484,11 @@ def has_answer(text: str, question: Question) -> bool:
                 or (question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I)))
                 or (question.focus == "margin" and bool(_MARGIN.search(text)))
             )
+        if question.focus == "count":
+            # "$2 a month" or "within 5 minutes" says how much or how long, not how many.
+            for found in reversed(quantities(text)):
+                if found.dimension.split("/")[0] in _NOT_COUNTED:
+                    text = f"{text[: found.start]} {text[found.end :]}"
         return _NUMBER.search(text) is not None or bool(
             _NUMBER_WORDS.search(_NOT_A_COUNT.sub(" ", text))
         )

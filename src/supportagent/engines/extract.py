@@ -123,11 +123,21 @@ def _sentences_with_marks(text: str) -> list[tuple[str, str]]:
     in_code = False
     for paragraph in re.split(r"\n\s*\n", text):
         lines: list[str] = []
+        header: list[str] | None = None
         for line in paragraph.splitlines():
             if _FENCE.match(line):
                 in_code = not in_code
                 continue
-            if in_code or _HEADING.match(line) or line.lstrip().startswith("|"):
+            if not in_code and line.lstrip().startswith("|"):
+                # A table's row is a labelled item: "Comb: price $29 a month; hives included
+                # 25" says what "| Comb | $29 a month | 25 |" says under its header.
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if header is None:
+                    header = cells
+                elif not _TABLE_RULE.match(line) and (row := table_row(header, cells)):
+                    out.append((row, "item"))
+                continue
+            if in_code or _HEADING.match(line):
                 continue
             if _LIST_MARK.match(line):
                 if lines:
@@ -140,6 +150,20 @@ def _sentences_with_marks(text: str) -> list[tuple[str, str]]:
         if lines:
             out.extend((s, "") for s in _SENTENCE_END.split(" ".join(lines)))
     return [(s.strip(), mark) for s, mark in out if len(s.strip()) > 1]
+
+
+#: The line under a table's header: "| --- | :---: |".
+_TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
+
+
+def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
+    """A table row as one labelled item: its first cell, then each other cell after its
+    column's heading ("Comb: price $29 a month; hives included 25"); empty for a row that
+    does not fit its header."""
+    if len(cells) != len(header) or len(cells) < 2 or not cells[0]:
+        return ""
+    rest = [f"{h} {c}".strip() for h, c in zip(header[1:], cells[1:], strict=True) if c]
+    return f"{cells[0]}: {'; '.join(rest)}" if rest else ""
 
 
 def answer_text(passage: Passage) -> str:

@@ -19,8 +19,8 @@ import numpy.typing as npt
 
 from supportagent.agent.grounding import action_claim_problems
 from supportagent.agent.questions import Question, has_answer, ticket_questions
-from supportagent.domain import Draft, Hit, Problem, Ticket, Verdict
-from supportagent.engines.extract import Unit, answer_text
+from supportagent.domain import Draft, Hit, Passage, Problem, Ticket, Verdict
+from supportagent.engines.extract import Unit, answer_text, split_sentences
 from supportagent.engines.scoring import TYPED, Scored, UnitScorer
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
@@ -44,6 +44,13 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
+def _contains(passage: Passage, sentence: str) -> bool:
+    """True when ``passage`` says ``sentence`` word for word, or has it as one of its quotable
+    units (a table row is quoted as its labelled cells, ``extract.table_row``)."""
+    text, wanted = answer_text(passage), _norm(sentence)
+    return wanted in _norm(text) or any(wanted == _norm(s) for s in split_sentences(text))
+
+
 def check_draft(
     ticket: Ticket, draft: Draft, evidence: Sequence[Hit], embed: Embed | None = None
 ) -> Verdict:
@@ -56,7 +63,7 @@ def check_draft(
     for index, sentence in enumerate(draft.sentences):
         for cid in sentence.citations:
             hit = by_id.get(cid)
-            if hit is not None and _norm(sentence.text) not in _norm(answer_text(hit.passage)):
+            if hit is not None and not _contains(hit.passage, sentence.text):
                 problems.append(
                     Problem(
                         "citation_mismatch",

@@ -119,7 +119,7 @@ _QUESTION_SUBJECT = _PATTERNS.compile(
 #: A question that leans on what was said before it: "Is that possible?", "Which role should
 #: I give her?" (the sentence before says what she needs to do).
 _VAGUE = _PATTERNS.compile(
-    r"\b(?:this|that|it|these|those|one|her|him|she|he)\b"
+    r"\b(?:this|that|it|these|those|one|her|him|she|he|them)\b"
     # "Can each take payments in its own currency?": each of what the sentence before named.
     r"|\beach(?= (?:of (?:them|these|those|us)|can|could|will|would|has|have|take|get|use|keep|"
     r"need|needs|pay)\b)",
