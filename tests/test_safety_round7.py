@@ -114,13 +114,16 @@ def test_a_fired_finding_still_escalates() -> None:
     assert result.auto_escalate and result.category == "security_incident"
 
 
-def test_a_rules_verdict_outranks_a_near_finding() -> None:
-    """An outage the rules found stays an outage; the near finding does not replace it."""
+def test_a_rule_that_did_not_escalate_keeps_its_category_near_a_risk() -> None:
+    """An outage the rules found stays an outage (the classifier routes it as one); the near
+    finding is added to its reason."""
     text = "Your whole service is down for everyone in our office since 9am."
     ruled = screen(text)
     assert ruled.matched_rule is not None and not ruled.auto_escalate
     result = _gate(_finding(fired=False, near=True))(Ticket("N-3", "Down", text))
-    assert result.reason_code == ruled.reason_code
+    assert result.category == ruled.category and result.matched_rule == ruled.matched_rule
+    assert result.reason_code == NEAR_RISK and not result.auto_escalate
+    assert "comes near security_incident" in (result.explanation or "")
 
 
 def _answer() -> Classification:

@@ -262,9 +262,9 @@ class SafetyScreen:
             return _explained(ruled)
         if not finding.fired:
             # Near a risk, firing nothing: the gate lets the ticket through with the finding,
-            # so that the classifier escalates it rather than answer (round 7). A rule's
-            # verdict (an outage, say) is kept as it is.
-            return _explained(ruled) if ruled.matched_rule is not None else near_result(finding)
+            # so that the classifier escalates it rather than answer (round 7). A rule that
+            # matched without escalating (an outage, a billing question) keeps its category.
+            return near_result(finding, ruled)
         if ruled.auto_escalate and finding.category != URGENCY[0]:
             # A rule's category is precise where the detector's is a nearest exemplar: the
             # detector overrules a rule only to say the writer may be at risk of self-harm,
@@ -304,16 +304,20 @@ def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None)
     )
 
 
-def near_result(finding: Finding) -> SafetyResult:
-    """A finding near a risk, firing nothing, as a verdict that does not escalate by itself."""
+def near_result(finding: Finding, ruled: SafetyResult = GENERAL_INQUIRY) -> SafetyResult:
+    """A finding near a risk, firing nothing, as a verdict that does not escalate by itself;
+    the category of a rule that matched without escalating (``ruled``) stays."""
     explanation = (
         f"the sentence {_clip(finding.sentence)!r} comes near {finding.category}: the learned "
         f"model gives it {finding.probability or 0.0:.2f}, close to what fires it (it reads "
         f"most like {finding.exemplar!r}, similarity {finding.similarity:.2f}, "
         f"{finding.margin:+.2f}; model {finding.model})"
     )
+    if ruled.matched_rule is not None:
+        explanation = f"rule {ruled.matched_rule!r} matched {ruled.matched_text!r}; {explanation}"
+        return replace(ruled, reason_code=NEAR_RISK, detector="semantic", explanation=explanation)
     return replace(
-        GENERAL_INQUIRY,
+        ruled,
         reason_code=NEAR_RISK,
         matched_rule=f"semantic-near:{finding.category}",
         matched_text=_clip(finding.sentence),
