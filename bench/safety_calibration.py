@@ -31,8 +31,8 @@ import numpy as np
 from supportagent.agent.safety import screen
 from supportagent.agent.safety_semantic import (
     CATEGORIES,
-    SemanticSafety,
     NEAR_TABLE,
+    SemanticSafety,
     SentenceScores,
     Threshold,
     default_semantic_safety,

@@ -317,9 +317,7 @@ class SemanticSafety:
         """The most severe category that fires; else the most severe one the ticket is near
         (a finding with ``near`` set and ``fired`` false); else None."""
         found = self.findings(ticket)
-        return next((f for f in found if f.fired), None) or next(
-            (f for f in found if f.near), None
-        )
+        return next((f for f in found if f.fired), None) or next((f for f in found if f.near), None)
 
 
 @functools.cache
