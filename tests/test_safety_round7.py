@@ -8,6 +8,7 @@ The sentences were written for these tests and appear in no data file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -184,3 +185,18 @@ def test_phishing_that_nobody_acted_on_is_not_an_incident(text: str) -> None:
 def test_phishing_someone_acted_on_still_escalates(text: str) -> None:
     result = screen(text)
     assert result.auto_escalate and result.category == "security_incident"
+
+
+def test_the_llm_engine_does_not_answer_near_a_risk(tmp_path: Path) -> None:
+    """A stub model answers a plain how-to question; the same ticket with the gate's near
+    verdict goes to a person as ``uncertain``, before the offline floor is asked."""
+    from llm_stub import StubLLM, stub_engine, stub_settings
+
+    ticket = Ticket("N-L", "Export", "How do I export my contact list to a CSV file?")
+    with StubLLM() as stub:
+        engine = stub_engine(stub_settings(stub, tmp_path / "home"))
+        plain = engine.classify(ticket, screen(ticket.text))
+        near = engine.classify(ticket, near_result(_finding(fired=False, near=True)))
+    assert plain.bucket is Bucket.ANSWERABLE, plain
+    assert near.bucket is Bucket.NEEDS_HUMAN and near.reason_code == "uncertain"
+    assert near.decided_by == "safety"
