@@ -23,6 +23,7 @@ import argparse
 import pickle
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +31,13 @@ import numpy as np
 from supportagent.agent.safety import screen
 from supportagent.agent.safety_semantic import (
     CATEGORIES,
+    NEAR_TABLE,
     SemanticSafety,
     SentenceScores,
     Threshold,
     default_semantic_safety,
+    load_near_share,
+    load_thresholds,
 )
 from supportagent.domain import Ticket
 from supportagent.evals.catalog import find_datasets, hash_split
@@ -290,14 +294,24 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
         "# on test data. A category fires when a sentence reaches `similarity` (mean of its two",
         "# nearest exemplars) and beats the two nearest hard negatives by `margin`, or when",
         "# the learned model (agent/safety_model.py) gives it at least `probability`",
-        "# (bench/safety_calibration.py --model).",
+        "# (bench/safety_calibration.py --model). `model_margin` (round 7, chosen by hand on",
+        "# the tune sets and kept by --write): the model fires only on a sentence at least",
+        "# this much closer to the category than to a harmless example. `[near] share`: a",
+        "# sentence the model gives this share of a threshold, firing nothing, is near the",
+        "# risk; the classifier then escalates the ticket as `uncertain` rather than answer it.",
+        f"\n[{NEAR_TABLE}]\nshare = {load_near_share():.2f}",
     ]
+    current = load_thresholds()
     for model, table in thresholds.items():
         lines.append(f"\n[{model}]")
         for category, limit in table.items():
+            if limit.model_margin is None and category in current.get(model, {}):
+                limit = replace(limit, model_margin=current[model][category].model_margin)
             values = f"similarity = {limit.similarity:.2f}, margin = {limit.margin:.2f}"
             if limit.probability is not None:
                 values += f", probability = {limit.probability:.2f}"
+            if limit.model_margin is not None:
+                values += f", model_margin = {limit.model_margin:.2f}"
             lines.append(f"{category} = {{ {values} }}")
     THRESHOLDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {THRESHOLDS_PATH}")

@@ -168,6 +168,11 @@ class Hit:
         return self.passage.id
 
 
+#: The safety gate's reason code for a ticket it lets through although one of its sentences came
+#: near a risk: the classifier then escalates it as ``uncertain`` instead of answering it.
+NEAR_RISK = "near_risk"
+
+
 @dataclass(frozen=True, slots=True)
 class SafetyResult:
     """The safety gate's verdict. ``detector`` says who decided: ``rules`` (a pattern of the
@@ -190,8 +195,9 @@ class SafetyResult:
 class Classification:
     """The classifier's bucket. ``decided_by`` names who decided: ``rules``, ``model`` (the
     offline triage model), ``issues`` (the issue-tracker stage routed what the triage model
-    took for a question), ``llm`` (a language model), or ``rules over llm`` when the offline
-    backstop overruled a language model."""
+    took for a question), ``llm`` (a language model), ``safety`` (an answer withheld because
+    the gate found a sentence near a risk), or ``rules over llm`` when the offline backstop
+    overruled a language model."""
 
     bucket: Bucket
     reason_code: str

@@ -22,7 +22,7 @@ from supportagent.agent.safety_semantic import (
     SemanticSafety,
     default_semantic_safety,
 )
-from supportagent.domain import SafetyResult, Ticket
+from supportagent.domain import NEAR_RISK, SafetyResult, Ticket
 from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
     compile_patterns,
@@ -94,10 +94,15 @@ class SafetyRule:
     skip_third_party: bool = False
     examples: tuple[str, ...] = ()
     not_examples: tuple[str, ...] = ()
+    #: Patterns read anywhere in the ticket; when one matches, the rule does not apply
+    #: ("I didn't click anything" beside a phishing email passed on to us).
+    unless: tuple[re.Pattern[str], ...] = ()
 
     def find(self, text: str) -> re.Match[str] | None:
         """The first match of any pattern in ``text`` that is neither negated nor supposed
-        (as the rule asks), or None."""
+        (as the rule asks), or None; None too when an ``unless`` pattern matches."""
+        if self.unless and first_match(self.unless, text) is not None:
+            return None
         if not (self.skip_negated or self.skip_hypothetical or self.skip_third_party):
             return first_match(self.patterns, text)
 
@@ -181,6 +186,7 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")
     patterns = compile_patterns(entry, where)
+    unless = compile_patterns({"patterns": entry["unless"]}, where) if "unless" in entry else ()
     examples, not_examples = rule_examples(entry, where)
     return SafetyRule(
         name=name,
@@ -192,6 +198,7 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         **skips,
         examples=examples,
         not_examples=not_examples,
+        unless=unless,
     )
 
 
@@ -250,9 +257,14 @@ class SafetyScreen:
         if ruled.auto_escalate and _urgency(ruled.category) == 0:
             # Nothing the semantic detector could find outranks this rule: no need to ask it.
             return _explained(ruled)
-        finding = self.semantic.detect(ticket) if self.semantic is not None else None
+        finding = self.semantic.detect_or_near(ticket) if self.semantic is not None else None
         if finding is None:
             return _explained(ruled)
+        if not finding.fired:
+            # Near a risk, firing nothing: the gate lets the ticket through with the finding,
+            # so that the classifier escalates it rather than answer (round 7). A rule that
+            # matched without escalating (an outage, a billing question) keeps its category.
+            return near_result(finding, ruled)
         if ruled.auto_escalate and finding.category != URGENCY[0]:
             # A rule's category is precise where the detector's is a nearest exemplar: the
             # detector overrules a rule only to say the writer may be at risk of self-harm,
@@ -285,6 +297,29 @@ def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None)
         auto_escalate=True,
         reason_code=reason_code,
         matched_rule=f"semantic:{finding.category}",
+        matched_text=_clip(finding.sentence),
+        detector="semantic",
+        score=finding.similarity,
+        explanation=explanation,
+    )
+
+
+def near_result(finding: Finding, ruled: SafetyResult = GENERAL_INQUIRY) -> SafetyResult:
+    """A finding near a risk, firing nothing, as a verdict that does not escalate by itself;
+    the category of a rule that matched without escalating (``ruled``) stays."""
+    explanation = (
+        f"the sentence {_clip(finding.sentence)!r} comes near {finding.category}: the learned "
+        f"model gives it {finding.probability or 0.0:.2f}, close to what fires it (it reads "
+        f"most like {finding.exemplar!r}, similarity {finding.similarity:.2f}, "
+        f"{finding.margin:+.2f}; model {finding.model})"
+    )
+    if ruled.matched_rule is not None:
+        explanation = f"rule {ruled.matched_rule!r} matched {ruled.matched_text!r}; {explanation}"
+        return replace(ruled, reason_code=NEAR_RISK, detector="semantic", explanation=explanation)
+    return replace(
+        ruled,
+        reason_code=NEAR_RISK,
+        matched_rule=f"semantic-near:{finding.category}",
         matched_text=_clip(finding.sentence),
         detector="semantic",
         score=finding.similarity,

@@ -38,6 +38,8 @@ from supportagent.sentences import ticket_sentences
 CATEGORIES = ("self_harm_risk", "security_incident", "payment_fraud", "legal_threat")
 BENIGN = "benign"
 THRESHOLDS_FILE = "safety_semantic.toml"
+#: The table of ``THRESHOLDS_FILE`` that holds the near share, beside the embedders' tables.
+NEAR_TABLE = "near"
 ENGLISH = "en"
 
 #: Per sentence, whether something fires.
@@ -68,6 +70,15 @@ class Threshold:
     similarity: float
     margin: float
     probability: float | None = None
+    #: The model fires only on a sentence whose margin is at least this (None: any margin):
+    #: a sentence far closer to a harmless example than to any exemplar of the category
+    #: ("I'd rather talk this through with a person") is not that risk (round 7).
+    model_margin: float | None = None
+
+
+#: A sentence the learned model gives at least this share of a category's threshold, and that
+#: fires nothing, is *near* the risk: the classifier then may not answer the ticket (round 7).
+DEFAULT_NEAR_SHARE = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +96,9 @@ class Finding:
     probability: float | None = None
     #: What fired: ``exemplars``, ``model``, ``exemplars and model``, or "" when nothing did.
     fired_by: str = ""
+    #: Nothing fired, but the model came within the near share of its threshold on
+    #: ``sentence`` (which is then the sentence it gave the most).
+    near: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +132,16 @@ class SentenceScores:
         )
         return passes
 
-    def by_model(self, category: str, limit: Threshold) -> Mask:
-        """Per sentence, whether the learned model fires ``category``."""
+    def by_model(self, category: str, limit: Threshold, share: float = 1.0) -> Mask:
+        """Per sentence, whether the learned model fires ``category`` (reaches ``share`` of
+        its threshold: below 1, whether the sentence is near it)."""
         if limit.probability is None or category not in self.probability:
             return np.zeros(len(self.units), dtype=bool)
-        passes: Mask = (self.probability[category] >= limit.probability) & self._may_fire(category)
+        passes: Mask = (self.probability[category] >= share * limit.probability) & self._may_fire(
+            category
+        )
+        if limit.model_margin is not None and category in self.margin:
+            passes &= self.margin[category] >= limit.model_margin
         return passes
 
     def fires(self, category: str, limit: Threshold) -> bool:
@@ -142,6 +161,8 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
     data = tomlcache.loads(text, THRESHOLDS_FILE)  # tomllib.loads, kept between processes
     out: dict[str, dict[str, Threshold]] = {}
     for model, table in data.items():
+        if model == NEAR_TABLE:
+            continue
         if not isinstance(table, dict):
             raise ValueError(f"{THRESHOLDS_FILE}: [{model}] must be a table")
         out[model] = {}
@@ -149,12 +170,26 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
             if category not in CATEGORIES:
                 raise ValueError(f"{THRESHOLDS_FILE}: unknown category {category!r}")
             probability = values.get("probability")
+            model_margin = values.get("model_margin")
             out[model][category] = Threshold(
                 float(values["similarity"]),
                 float(values["margin"]),
                 None if probability is None else float(probability),
+                None if model_margin is None else float(model_margin),
             )
     return out
+
+
+def load_near_share(text: str | None = None) -> float:
+    """The near share of ``safety_semantic.toml`` (``[near] share``), or the default."""
+    if text is None:
+        text = (
+            resources.files("supportagent.agent")
+            .joinpath(THRESHOLDS_FILE)
+            .read_text(encoding="utf-8")
+        )
+    near = tomlcache.loads(text, THRESHOLDS_FILE).get(NEAR_TABLE, {})
+    return float(near.get("share", DEFAULT_NEAR_SHARE))
 
 
 @functools.cache
@@ -174,6 +209,7 @@ class SemanticSafety:
         language_of: LanguageOf | None = None,
         thresholds: Mapping[str, Mapping[str, Threshold]] | None = None,
         models: Mapping[str, RiskModel] | None = None,
+        near_share: float | None = None,
     ) -> None:
         self.indexes = {"minilm": english, **({"e5": multilingual} if multilingual else {})}
         #: Per embedder, more harmless text (the classifier's exemplars: questions, bug
@@ -181,6 +217,10 @@ class SemanticSafety:
         self.negatives = dict(negatives or {})
         self.language_of = language_of
         self.thresholds = thresholds if thresholds is not None else _default_thresholds()
+        #: A sentence at this share of a model threshold is near the risk (1.0: never near).
+        if near_share is None:
+            near_share = load_near_share() if thresholds is None else 1.0
+        self.near_share = near_share
         #: Per embedder, the learned model over sentence vectors (none: exemplars alone).
         self.models = dict(models or {})
 
@@ -233,12 +273,17 @@ class SemanticSafety:
             by_exemplars = scored.by_exemplars(category, limit)
             by_model = scored.by_model(category, limit)
             probability = scored.probability.get(category)
+            near = (
+                scored.by_model(category, limit, self.near_share)
+                if self.near_share < 1.0 and not (by_exemplars.any() or by_model.any())
+                else np.zeros(len(scored.units), dtype=bool)
+            )
             # The deciding sentence: the closest one the exemplars fire on, else the one the
-            # model is surest of among those it fires on, else the closest overall.
+            # model is surest of among those it fires on (or is near), else the closest.
             if by_exemplars.any():
                 pool, key = np.flatnonzero(by_exemplars), similarity
-            elif by_model.any() and probability is not None:
-                pool, key = np.flatnonzero(by_model), probability
+            elif (by_model.any() or near.any()) and probability is not None:
+                pool, key = np.flatnonzero(by_model | near), probability
             else:
                 pool, key = np.arange(len(scored.units)), similarity
             best = int(pool[int(np.argmax(key[pool]))])
@@ -259,6 +304,7 @@ class SemanticSafety:
                     bool(by_exemplars.any() or by_model.any()),
                     None if probability is None else round(float(probability[best]), 4),
                     fired_by,
+                    bool(near.any()),
                 )
             )
         return out
@@ -266,6 +312,12 @@ class SemanticSafety:
     def detect(self, ticket: Ticket) -> Finding | None:
         """The most severe category that fires, or None."""
         return next((f for f in self.findings(ticket) if f.fired), None)
+
+    def detect_or_near(self, ticket: Ticket) -> Finding | None:
+        """The most severe category that fires; else the most severe one the ticket is near
+        (a finding with ``near`` set and ``fired`` false); else None."""
+        found = self.findings(ticket)
+        return next((f for f in found if f.fired), None) or next((f for f in found if f.near), None)
 
 
 @functools.cache

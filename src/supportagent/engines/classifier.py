@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from supportagent.domain import Bucket, Classification, SafetyResult, Ticket
+from supportagent.domain import NEAR_RISK, Bucket, Classification, SafetyResult, Ticket
 from supportagent.engines.issue_model import (
     IssueModel,
     default_issue_model,
@@ -236,15 +236,18 @@ class Classifier:
         if scored is not None and scored[0].probability >= scored[1].threshold:
             return self._as_request(ticket, *scored)
         if sure is not None:
-            return self._asks_how(ticket, sure) if self._issue_stage else sure
+            if self._issue_stage:
+                return not_answered_near_a_risk(self._asks_how(ticket, sure), safety)
+            return sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
-            return self._agreed(self._not_in_english(ticket, language.name), scored, ticket)
+            decided = self._agreed(self._not_in_english(ticket, language.name), scored, ticket)
+            return not_answered_near_a_risk(decided, safety)
         routing = routing_matches(ticket, self._rules)
         decided, leading = self._by_model(ticket, routing)
         if self._issue_stage:
             decided = self._second_look(ticket, decided, leading, routing)
-        return self._agreed(decided, scored, ticket)
+        return not_answered_near_a_risk(self._agreed(decided, scored, ticket), safety)
 
     def _request_model(self, ticket: Ticket) -> tuple[RequestModel, Embedder] | None:
         """The request model and embedder for ``ticket``'s language (the safety gate's
@@ -468,6 +471,16 @@ class Classifier:
         sims = self._exemplars.similarities(self.embedder.embed([ticket.text]))
         scores = self._exemplars.label_scores(sims)
         return max(labels, key=lambda label: float(scores[label][0]))
+
+
+def not_answered_near_a_risk(decided: Classification, safety: SafetyResult) -> Classification:
+    """Fail closed near a risk: a ticket the gate let through although one of its sentences
+    came near a risk (reason ``near_risk``) is not answered; it escalates as ``uncertain``,
+    with the gate's words. Any other decision stands (round 7)."""
+    if decided.bucket is not Bucket.ANSWERABLE or safety.reason_code != NEAR_RISK:
+        return decided
+    reason = f"{decided.reason}; but the safety gate found {safety.explanation}"
+    return Classification(Bucket.NEEDS_HUMAN, "uncertain", reason, decided.confidence, "safety")
 
 
 #: What the rules route away that a sentence asking for a money or account action still

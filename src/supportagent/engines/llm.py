@@ -30,7 +30,7 @@ from supportagent.domain import (
     Verdict,
 )
 from supportagent.engines.base import MeteredEngine as MeteredEngine  # where it used to live
-from supportagent.engines.classifier import Classifier, sure_by_rules
+from supportagent.engines.classifier import Classifier, not_answered_near_a_risk, sure_by_rules
 from supportagent.engines.llm_replies import (
     REASON_CODES,
     AssessReply,
@@ -216,6 +216,9 @@ class LLMEngine:
         )
         if decided.bucket is Bucket.NEEDS_HUMAN:
             return decided
+        near = not_answered_near_a_risk(decided, safety)
+        if near is not decided:  # the gate found a sentence near a risk: no answer
+            return near
         floor = self.backstop.classify(ticket, safety)
         # A rule, the sentence-level request model (its own calibrated threshold) or a
         # confident triage model holds the floor.
