@@ -67,14 +67,19 @@ def tally(path: Path, *, misses: bool) -> dict[str, Any]:
     return {"counts": {k: dict(v) for k, v in sorted(counts.items())}, "misses": missed}
 
 
+#: Blind sets released as tune data (their README says when): their misses may be read.
+RELEASED = frozenset({"risk_blind5"})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", type=Path)
     parser.add_argument("--misses", action="store_true", help="print misses (not on blind sets)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    if args.misses and args.path.parent.name.startswith("risk_blind"):
-        sys.exit(f"{args.path.parent.name} is a blind set: its tickets are counted, never read")
+    name = args.path.parent.name
+    if args.misses and name.startswith("risk_blind") and name not in RELEASED:
+        sys.exit(f"{name} is a blind set: its tickets are counted, never read")
     result = tally(args.path, misses=args.misses)
     for key, c in result["counts"].items():
         print(f"{key:32s} " + "  ".join(f"{k} {v}" for k, v in c.items()))
