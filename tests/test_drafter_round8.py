@@ -48,3 +48,33 @@ def test_a_resolved_answer_about_a_named_model_is_quoted_beside_the_rule() -> No
         answer,
     )
     assert any("12 hours" in s for s in got)
+
+
+ROLES = [
+    kb("kb-staff", text, "The five roles", "Staff and roles")
+    for text in (
+        "- **Station Lead**: runs one or more stations: docks, prices and repairs.",
+        "- **Treasurer**: invoices, payouts and refunds at every station.",
+        "- **Mechanic**: sees docks and bikes and marks bikes out of service.",
+    )
+]
+REPORTS = kb(
+    "kb-reports",
+    "Payout reports are made each night. Payout reports can be downloaded by the Owner, a "
+    "Station Lead or the Treasurer. A report link works for 3 days.",
+    "Payout reports",
+    "Reports",
+)
+
+
+def test_names_the_evidence_lists_as_roles_answer_which_roles() -> None:
+    # The reports sentence never says "role", but the roles section labels the names it gives.
+    got = quoted(
+        "Reports",
+        "Which roles are allowed to download the payout reports?",
+        REPORTS,
+        *ROLES,
+    )
+    assert got[0] == (
+        "Payout reports can be downloaded by the Owner, a Station Lead or the Treasurer."
+    )

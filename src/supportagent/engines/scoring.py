@@ -187,6 +187,7 @@ class UnitScorer:
             set(tokenize(" ".join((_article_title(u), *u.passage.heading_path)))) - own
             for u, own in zip(self.units, self._unit_terms, strict=True)
         ]
+        self._kinds: dict[str, frozenset[str]] = {}
         self._dense: npt.NDArray[np.float32] | None = None
         self._unit_vectors: npt.NDArray[np.float32] | None = None
         if embed is not None and self.units:
@@ -373,7 +374,9 @@ class UnitScorer:
             # a procedure's steps only pass things on the way ("Pick the printer").
             text = "" if unit.procedure else unit.text
             where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
-            typed = question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower()
+            typed = question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower() or (
+                not unit.procedure and self._names_a(question.focus, unit)
+            )
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
         # "The minimum version" is not "the current version"; nor "up to" a typical value; nor
@@ -395,6 +398,29 @@ class UnitScorer:
         base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
         floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
         return Scored(unit, q, round(base, 4), typed, base >= floor)
+
+    def _names_a(self, focus: str, unit: Unit) -> bool:
+        """True when ``unit`` names something the evidence says is a ``focus`` ("Exports can
+        be run by the Owner or a Regional Manager" for "which roles ...?", when a section on
+        roles labels "**Regional Manager**: ..."; "Phone, on Warehouse" for "which plans
+        ...?", Warehouse being a plan), though the unit never says the word itself."""
+        known = self._kinds.get(focus)
+        if known is None:
+            known = self._kinds[focus] = self._kind_names(focus)
+        text = unit.text.casefold()
+        return any(re.search(rf"\b{re.escape(name)}\b", text) for name in known)
+
+    def _kind_names(self, focus: str) -> frozenset[str]:
+        """The names the evidence gives as ``focus`` things: the labels of the items of a
+        section or article whose heading or title says the word ("The six roles" and its
+        "**Owner**: ..."), and for a plan the plans the evidence names."""
+        family = focus.rstrip("s")[:FAMILY_PREFIX]
+        names = set(self._plans) if family == "plan" else set()
+        for unit in self.units:
+            where = " ".join((unit.passage.title, *unit.passage.heading_path)).casefold()
+            if unit.shape == "item" and family in where and (name := _item_name(unit)):
+                names.add(name)
+        return frozenset(n for n in names if len(n) > 2 and n not in self._ticket_text)
 
     def _says_whether(self, q: int, unit: Unit) -> bool:
         """True when ``unit`` says whether something the question names (or its spelled-out
@@ -626,6 +652,18 @@ def _values(text: str) -> set[str]:
     """The values ``text`` states: quantities in their base unit, and versions."""
     found = {f"{q.dimension}={q.base_value}" for q in quantities(text)}
     return found | {f"version={v.casefold()}" for v in _VERSION_VALUE.findall(text)}
+
+
+_BOLD_LEAD = _PATTERNS.compile(r"^\*\*([^*]{2,40})\*\*")
+
+
+def _item_name(unit: Unit) -> str:
+    """What a bullet names, lowercased: its bold lead ("**Regional Manager**: ...",
+    "**Padlock**, $59 a month: ...") or else its label before the colon."""
+    bold = _BOLD_LEAD.match(unit.text)
+    if bold:
+        return bold.group(1).strip().casefold()
+    return _label(unit) if len(_label(unit).split()) <= 3 else ""
 
 
 def _label(unit: Unit) -> str:
