@@ -10,8 +10,11 @@ The drafter runs with the shipped MiniLM model, as the pipeline gives it.
 
 from __future__ import annotations
 
-from drafting import kb, quoted, resolved
-from supportagent.engines.extract import customer_specific
+from drafting import hits, kb, quoted, resolved
+from supportagent.agent.questions import AnswerKind, classify_question, ticket_questions
+from supportagent.domain import Ticket
+from supportagent.engines.extract import customer_specific, evidence_units
+from supportagent.engines.scoring import SCOPE_BONUS, UnitScorer
 
 
 def test_a_model_name_the_question_shares_is_not_the_customers_case() -> None:
@@ -78,3 +81,103 @@ def test_names_the_evidence_lists_as_roles_answer_which_roles() -> None:
     assert got[0] == (
         "Payout reports can be downloaded by the Owner, a Station Lead or the Treasurer."
     )
+
+
+FEES = [
+    kb("kb-pay", text, "Fees", "Payments")
+    for text in (
+        "Card rentals cost 1.9% plus $0.20 each.",
+        "Wallet top-ups cost 0.5%, capped at $2 per top-up.",
+        "Riders pay by card or from a wallet topped up in the app.",
+    )
+]
+
+
+def test_a_follow_up_asks_for_what_the_question_before_asked() -> None:
+    questions = ticket_questions(
+        Ticket(
+            "T-1",
+            "Fees",
+            "What do you charge for each card rental, and is it different when riders pay "
+            "from a wallet?",
+        )
+    )
+    assert [(q.kind, q.focus) for q in questions] == [
+        (AnswerKind.NUMBER, "money"),
+        (AnswerKind.NUMBER, "money"),
+    ]
+    got = quoted(
+        "Fees",
+        "What do you charge for each card rental, and is it different when riders pay "
+        "from a wallet?",
+        *FEES,
+    )
+    assert "Wallet top-ups cost 0.5%, capped at $2 per top-up." in got
+
+
+def test_what_a_purchase_adds_to_the_bill_asks_for_a_price() -> None:
+    question = classify_question("What will the extra station add to our monthly bill?")
+    assert (question.kind, question.focus) == (AnswerKind.NUMBER, "money")
+
+
+def test_the_plan_a_customer_says_they_are_on_is_known_at_the_start_of_a_sentence() -> None:
+    # "On Hub, ..." opens its sentence: the customer's "We're on Hub" names a plan all the same.
+    prices = [
+        kb("kb-plans", text, "The plans", "Plans")
+        for text in (
+            "- **Kiosk**, $39 a month: one station, up to 40 docks.",
+            "- **Hub**, $129 a month: three stations included, up to 400 docks.",
+            "- **Metro**, $299 a month: up to 20 stations and unlimited docks.",
+        )
+    ]
+    extra = kb(
+        "kb-plans",
+        "On Hub, each station beyond the three included costs $35 a month.",
+        "Extra stations",
+        "Plans",
+    )
+    other = kb(
+        "kb-plans",
+        "On Metro, each station beyond the twenty included costs $25 a month.",
+        "More stations",
+        "Plans",
+    )
+    got = quoted(
+        "A fourth station",
+        "We're on Hub with three stations and want a fourth. What will the extra station add "
+        "to our monthly bill?",
+        *prices,
+        other,
+        extra,
+    )
+    assert got[0] == "On Hub, each station beyond the three included costs $35 a month."
+    body = "We're on Hub with three stations. What will the extra station add to our bill?"
+    ticket = Ticket("T-1", "A fourth station", body)
+    evidence = hits(*prices, other, extra)
+    units = evidence_units(evidence)
+    scorer = UnitScorer(ticket, ticket_questions(ticket), units, evidence, None)
+    fits = {u.text: scorer.scope_fit(u) for u in units if u.passage is extra}
+    assert fits == {extra.text: SCOPE_BONUS}
+
+
+def test_the_most_or_the_highest_gives_a_maximum() -> None:
+    cover = kb(
+        "kb-cover",
+        "Riders choose a cover level when they rent. The highest level, $2,500, is the most "
+        "one bike can be covered for.",
+        "Cover levels",
+        "Theft cover",
+    )
+    stations = kb(
+        "kb-wallet",
+        "A single rider's wallet can hold up to $500 at a time.",
+        "Wallet limits",
+        "Wallets",
+    )
+    got = quoted(
+        "Best cover",
+        "What's the largest amount of theft cover a single bike can get?",
+        stations,
+        cover,
+    )
+    assert got[0] == "The highest level, $2,500, is the most one bike can be covered for."

@@ -79,7 +79,11 @@ _MINIMUM_A = _PATTERNS.compile(
 )
 _MAXIMUM_Q = _PATTERNS.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
 _MAXIMUM_A = _PATTERNS.compile(
-    r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I
+    # "The highest level, $10,000, is the most one unit can be covered for": a superlative
+    # that says what the top is gives the maximum too.
+    r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer|the most|the highest|"
+    r"the largest|the biggest)\b",
+    re.I,
 )
 #: "What commission do agents get if I don't set one?" asks for the default.
 _DEFAULT_Q = _PATTERNS.compile(
@@ -557,7 +561,7 @@ def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
         name.lower()
         for name in said
         if any(
-            re.search(rf"\b(?:on|for|in)\s+{name}\b|\b{name}\s+{_PLAN_GIVES}", text)
+            re.search(rf"\b(?i:on|for|in)\s+{name}\b|\b{name}\s+{_PLAN_GIVES}", text)
             for text in texts
         )
     )
