@@ -181,3 +181,24 @@ def test_the_most_or_the_highest_gives_a_maximum() -> None:
         cover,
     )
     assert got[0] == "The highest level, $2,500, is the most one bike can be covered for."
+
+
+def test_a_short_no_comes_with_what_happens_instead() -> None:
+    repairs = kb(
+        "kb-repairs",
+        "Dockwise does not repair bikes itself. Stations book repairs with our partner "
+        "Spokeworks from the bike's page; the booking carries the fault and photos. The repair "
+        "price is added to the station's monthly invoice.",
+        "Repairs",
+        "Bikes",
+    )
+    got = quoted(
+        "Who fixes the bikes?",
+        "When a bike is reported broken, does Dockwise repair it for us?",
+        repairs,
+    )
+    assert got[:2] == [
+        "Dockwise does not repair bikes itself.",
+        "Stations book repairs with our partner Spokeworks from the bike's page; the booking "
+        "carries the fault and photos.",
+    ]
