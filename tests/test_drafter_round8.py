@@ -202,3 +202,29 @@ def test_a_short_no_comes_with_what_happens_instead() -> None:
         "Stations book repairs with our partner Spokeworks from the bike's page; the booking "
         "carries the fault and photos.",
     ]
+
+
+def test_an_articles_steps_that_give_the_value_replace_a_resolved_ticket_saying_it() -> None:
+    steps = kb(
+        "kb-waitlist",
+        "When a dock frees up at a full station, it is offered to the first rider on the list:\n"
+        "1. The rider receives a text with a link.\n"
+        "2. The dock is held for them for 30 minutes.\n"
+        "3. If they do not unlock a bike, the offer goes to the next rider.",
+        "Offers to waiting riders",
+        "Waitlists",
+    )
+    answer = resolved(
+        "RT-2",
+        "A rider says the dock offer vanished. How long is an offer held?",
+        "Each waitlist offer for a dock is held for 30 minutes before it moves on.",
+    )
+    got = quoted(
+        "Dock offers",
+        "When a dock opens up and the first rider on the waitlist gets the offer, how long do "
+        "they have to take it before it moves on?",
+        answer,
+        steps,
+    )
+    assert "The dock is held for them for 30 minutes." in got
+    assert not any(s.startswith("Each waitlist offer") for s in got)

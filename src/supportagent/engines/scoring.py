@@ -462,7 +462,12 @@ class UnitScorer:
         for j, unit in enumerate(self.units):
             if (
                 not unit.from_article
-                or unit.procedure != scored.unit.procedure
+                # A resolved ticket's sentence is said by an article's steps only when one of
+                # them gives its asked-for value ("The unit is held for them for 48 hours.").
+                or (
+                    unit.procedure != scored.unit.procedure
+                    and not (unit.procedure and given and given <= _values(unit.text))
+                )
                 or not needed <= {v.split("=", 1)[1].split(" ")[0] for v in _values(unit.text)}
             ):
                 continue
