@@ -228,3 +228,34 @@ def test_an_articles_steps_that_give_the_value_replace_a_resolved_ticket_saying_
     )
     assert "The dock is held for them for 30 minutes." in got
     assert not any(s.startswith("Each waitlist offer") for s in got)
+
+
+def test_the_cheapest_plan_is_the_listed_plan_with_the_lowest_price() -> None:
+    plans = [
+        kb("kb-plans", text, "The three plans", "Plans and prices")
+        for text in (
+            "- **Metro**, $299 a month: up to 20 stations, unlimited docks.",
+            "- **Kiosk**, $39 a month: one station, up to 40 docks.",
+            "- **Hub**, $129 a month: three stations, up to 400 docks.",
+        )
+    ]
+    cover = kb(
+        "kb-cover",
+        "The highest level, $2,500, is the most one dock can be insured for on any plan.",
+        "Cover levels",
+        "Dock insurance",
+    )
+    got = quoted(
+        "Starting out",
+        "We have a yard by the river and about 30 bikes so far. We'd like to start on the cheapest "
+        "plan. How many docks can that plan hold before we'd have to move up?",
+        cover,
+        *plans,
+    )
+    assert got[0] == "**Kiosk**, $39 a month: one station, up to 40 docks."
+    ticket = Ticket("T-1", "Starting out", "We'd like to start on the cheapest plan. How many?")
+    evidence = hits(cover, *plans)
+    units = evidence_units(evidence)
+    scorer = UnitScorer(ticket, ticket_questions(ticket), units, evidence, None)
+    fits = {u.text.split(",")[0]: scorer.scope_fit(u) for u in units if u.shape == "item"}
+    assert fits == {"**Metro**": -SCOPE_BONUS, "**Kiosk**": SCOPE_BONUS, "**Hub**": -SCOPE_BONUS}

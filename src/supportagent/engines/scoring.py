@@ -160,13 +160,17 @@ class UnitScorer:
         self._plans = _with_listed_plans(
             plan_names([prose, *(h.passage.text for h in evidence)]), self.units
         ) | _said_plans(prose, evidence)
-        # The plans the customer says they are on, in any sentence ("We're on Network.").
+        # A list of plans with their prices ("**Padlock**, $59 a month: ...") names them.
+        priced = _priced_plans(self.units)
+        self._plans |= frozenset(priced)
+        # The plans the customer says they are on, in any sentence ("We're on Network."), and
+        # the cheapest or dearest of the listed ones when they say so ("the cheapest plan").
         self._ticket_plans = frozenset(
             scope
             for sentence in re.split(r"(?<=[.!?])\s+|\n+", prose)
             for scope in scope_of(sentence, self._plans)[0]
             if scope.startswith("plan:")
-        )
+        ) | _extreme_plan(prose, priced)
         # "OIDC" in the ticket, "OpenID Connect" in the evidence: the question is read with
         # the spelled-out name beside the short one.
         self._spelled = spelled_out(prose, [h.passage.text for h in evidence])
@@ -323,9 +327,9 @@ class UnitScorer:
             # "Harbour allows up to 10 agents, Fleet up to 50": the plan gives the value.
             or re.search(rf"\b{re.escape(name.title())}\s+{_PLAN_GIVES}", unit.text)
         }
-        label = _label(unit)
-        if label in self._plans:
-            found.add(f"plan:{label}")
+        for label in (_label(unit), _item_name(unit)):
+            if label in self._plans:
+                found.add(f"plan:{label}")
         return frozenset(found)
 
     def scope_fit(self, unit: Unit) -> float:
@@ -673,6 +677,47 @@ def _item_name(unit: Unit) -> str:
     if bold:
         return bold.group(1).strip().casefold()
     return _label(unit) if len(_label(unit).split()) <= 3 else ""
+
+
+def _priced_plans(units: Sequence[Unit]) -> dict[str, float]:
+    """The plans a list of plans names with a price ("**Padlock**, $59 a month: ..." under
+    "The four plans"), lowercased, with the first price each item gives."""
+    found: dict[str, float] = {}
+    for unit in units:
+        where = " ".join((unit.passage.title, *unit.passage.heading_path)).casefold()
+        bold = _BOLD_LEAD.match(unit.text)
+        if unit.shape != "item" or "plan" not in where or bold is None:
+            continue
+        prices = [q for q in quantities(unit.text) if q.dimension.split("/")[0] in _MONEY]
+        if prices:
+            found.setdefault(bold.group(1).strip().casefold(), prices[0].base_value)
+    return found
+
+
+_MONEY = frozenset({"usd", "eur", "gbp"})
+#: "We'd like to start on the cheapest plan", "our top plan".
+_CHEAPEST = _PATTERNS.compile(
+    r"\b(?:the|your)\s+(?:cheapest|lowest|smallest|least expensive|entry(?:-level)?)\s+"
+    r"(?:plan|tier)\b",
+    re.I,
+)
+_DEAREST = _PATTERNS.compile(
+    r"\b(?:the|your)\s+(?:dearest|priciest|most expensive|highest|biggest|largest|top)\s+"
+    r"(?:plan|tier)\b",
+    re.I,
+)
+
+
+def _extreme_plan(prose: str, priced: dict[str, float]) -> frozenset[str]:
+    """The listed plan the customer means by "the cheapest plan" or "the top plan"."""
+    if len(priced) < 2:
+        return frozenset()
+    out: set[str] = set()
+    if _CHEAPEST.search(prose):
+        out.add(f"plan:{min(priced, key=lambda name: priced[name])}")
+    if _DEAREST.search(prose):
+        out.add(f"plan:{max(priced, key=lambda name: priced[name])}")
+    return frozenset(out)
 
 
 def _label(unit: Unit) -> str:
