@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 import numpy.typing as npt
@@ -679,10 +680,10 @@ def _item_name(unit: Unit) -> str:
     return _label(unit) if len(_label(unit).split()) <= 3 else ""
 
 
-def _priced_plans(units: Sequence[Unit]) -> dict[str, float]:
+def _priced_plans(units: Sequence[Unit]) -> dict[str, Decimal]:
     """The plans a list of plans names with a price ("**Padlock**, $59 a month: ..." under
     "The four plans"), lowercased, with the first price each item gives."""
-    found: dict[str, float] = {}
+    found: dict[str, Decimal] = {}
     for unit in units:
         where = " ".join((unit.passage.title, *unit.passage.heading_path)).casefold()
         bold = _BOLD_LEAD.match(unit.text)
@@ -708,7 +709,7 @@ _DEAREST = _PATTERNS.compile(
 )
 
 
-def _extreme_plan(prose: str, priced: dict[str, float]) -> frozenset[str]:
+def _extreme_plan(prose: str, priced: dict[str, Decimal]) -> frozenset[str]:
     """The listed plan the customer means by "the cheapest plan" or "the top plan"."""
     if len(priced) < 2:
         return frozenset()
