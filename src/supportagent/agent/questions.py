@@ -154,6 +154,19 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
         replace(q, kind=AnswerKind.NAME) if text in named and q.kind is not AnswerKind.NAME else q
         for q, text in zip(questions, asks, strict=True)
     ]
+    # "..., and is it different for bank debits?": the same thing asked of another case. It
+    # wants the kind of answer the question before wanted, and leans on it no further: what
+    # it asks about is the case it names, not the one before.
+    asked = {q.text: q for q in questions}
+    questions = [
+        replace(q, kind=asked[q.context].kind, focus=asked[q.context].focus, context="")
+        if q.kind in (AnswerKind.YES_NO, AnswerKind.OTHER)
+        and q.context in asked
+        and asked[q.context].kind in _FOLLOWED
+        and _SAME_ASKED.search(q.text)
+        else q
+        for q in questions
+    ]
     # The subject often says what a vague question is about ("Is there a way ...?").
     if subject and all(q.kind in (AnswerKind.OTHER, AnswerKind.YES_NO) for q in questions):
         kind = classify_question(subject)
@@ -161,6 +174,17 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
             questions = [replace(questions[0], kind=kind.kind, focus=kind.focus)]
     return questions
 
+
+#: "Is it different for ...?", "is that the same when ...?", "and what about ...?": the
+#: question before asked of another case, wanting the same kind of answer.
+_SAME_ASKED = _PATTERNS.compile(
+    r"^(?:and\s+)?(?:is|are|does|do|would|will)\s+(?:it|that|this|they|those|these)\s+"
+    r"(?:any\s+)?(?:different|the same|more|less|cheaper|higher|lower|longer|shorter|change)\b"
+    r"|^(?:and\s+)?(?:what|how)\s+about\b",
+    re.IGNORECASE,
+)
+#: The kinds whose answer a follow-up of that shape asks for again.
+_FOLLOWED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION, AnswerKind.VERSION})
 
 _NAME_NOUNS = (
     "role|scope|permission|setting|option|header|field|parameter|param|endpoint|command|"
@@ -229,6 +253,9 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             r"(?:limit|maximum|max|minimum|min|size|rate|price|cost|fee|number)\b|"
             r"\b(?:limit|maximum|max|minimum|quota|cap)s?\b.{0,30}\?|\bup to how\b|"
             r"\b(?:what|how much) does .{0,40} cost\b|\bprice\b|\bcost\b|"
+            # "What do you charge for each card payment?", "What will it add to our bill?"
+            r"\b(?:what|how much) (?:do|does|did|will|would) [\w ]{1,30}?\bcharge\b|"
+            r"\badd to (?:our|my|the) (?:monthly |yearly |annual )?(?:bill|invoice)\b|"
             # "What commission do agents get?": a rate or an amount.
             r"\b(?:what|which)\s+(?:[\w-]+\s+)?(?:commission|fee|rate|discount|deposit|surcharge|"
             r"percentage)s?\s+(?:do|does|did|is|are|was|will|would|should|can|applies|apply)\b",
@@ -336,7 +363,9 @@ _MEASURES = (
     ),
     (
         "money",
-        _PATTERNS.compile(r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged)\b", re.I),
+        _PATTERNS.compile(
+            r"\b(?:cost|costs|price|prices|pay|fee|fees|charge|charged|bill)\b", re.I
+        ),
     ),
     # A commission or a discount is a share (or an amount): "8%", "$2 off".
     ("share", re.compile(r"\b(?:commission|discount|percentage|surcharge)s?\b", re.I)),

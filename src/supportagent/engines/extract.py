@@ -310,9 +310,26 @@ def customer_specific(sentence: str, question: str) -> bool:
     specific = [
         w
         for i, w in enumerate(mine)
-        if w.lower() in asked and (any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper()))
+        if w.lower() in asked
+        and (any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper()))
+        and not _model_name(mine, i, question)
     ]
     return any(any(ch.isdigit() for ch in w) for w in specific)
+
+
+def _model_name(words: Sequence[str], i: int, question: str) -> bool:
+    """True when ``words[i]`` ("K2") is the model part of a name that the customer's question
+    writes the same way ("the Sentra K2 pads"): letters and digits after a capitalised word.
+    Such a name says which kind of thing the answer is about, as a product's name does, not
+    which case it was: an amount, a count or an id has no letters beside its digits, or a
+    dash ("INV-2041")."""
+    word = words[i]
+    if i == 0 or not any(ch.isalpha() for ch in word) or not any(ch.isdigit() for ch in word):
+        return False
+    before = words[i - 1]
+    if not before[0].isupper() or any(ch.isdigit() for ch in before):
+        return False
+    return re.search(rf"\b{re.escape(before)}\s+{re.escape(word)}\b", question) is not None
 
 
 def general_part(sentence: str, question: str) -> str | None:

@@ -193,6 +193,9 @@ def _choose(
             rival = _rival(best, ranked, picks, scorer, links)
             if rival is not None:
                 picks.append(rival)
+            instead = _what_instead(question, best, ranked)
+            if instead is not None and instead not in picks:
+                picks.insert(picks.index(best) + 1, instead)
         # "If uptime falls below the commitment, ...": and what the commitment is on their plan.
         before = [a for p in picks if (a := scorer.antecedent(p)) is not None]
         for pick in [*before, *picks]:
@@ -261,6 +264,43 @@ def _caution(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
             and s.unit.shape == "sentence"
             and s.unit.position == after
             and _CAUTION.search(s.unit.text)
+        ),
+        None,
+    )
+
+
+#: A short "no": "Tidewell does not run auctions itself.", "Refunds are not possible."
+_SHORT_NO = re.compile(
+    r"\b(?:does not|doesn't|do not|don't|cannot|can't|is not|isn't|are not|aren't|never|"
+    r"no longer)\b",
+    re.IGNORECASE,
+)
+#: Most words of a "no" that needs the sentence after it to be of use.
+SHORT_NO_WORDS = 10
+
+
+def _what_instead(question: Question, best: Scored, ranked: Sequence[Scored]) -> Scored | None:
+    """For a yes/no question answered by a short "no" ("Tidewell does not run auctions
+    itself."), the sentence right after it in its passage, which says what happens instead
+    ("Facilities list units with our auction partner ..."): a bare "no" leaves the customer
+    with nowhere to go."""
+    unit = best.unit
+    if (
+        question.kind is not AnswerKind.YES_NO
+        or unit.shape != "sentence"
+        or len(unit.sentences) != 1
+        or len(unit.text.split()) > SHORT_NO_WORDS
+        or not _SHORT_NO.search(unit.text)
+    ):
+        return None
+    after = unit.position + 1
+    return next(
+        (
+            s
+            for s in ranked
+            if s.unit.passage is unit.passage
+            and s.unit.shape == "sentence"
+            and s.unit.position == after
         ),
         None,
     )

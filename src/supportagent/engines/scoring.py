@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 import numpy.typing as npt
@@ -79,7 +80,11 @@ _MINIMUM_A = _PATTERNS.compile(
 )
 _MAXIMUM_Q = _PATTERNS.compile(r"\b(?:maximum|max|most|largest|biggest|limit|up to)\b", re.I)
 _MAXIMUM_A = _PATTERNS.compile(
-    r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer)\b", re.I
+    # "The highest level, $10,000, is the most one unit can be covered for": a superlative
+    # that says what the top is gives the maximum too.
+    r"\b(?:up to|at most|maximum|no more than|limit|or less|or fewer|the most|the highest|"
+    r"the largest|the biggest)\b",
+    re.I,
 )
 #: "What commission do agents get if I don't set one?" asks for the default.
 _DEFAULT_Q = _PATTERNS.compile(
@@ -156,13 +161,17 @@ class UnitScorer:
         self._plans = _with_listed_plans(
             plan_names([prose, *(h.passage.text for h in evidence)]), self.units
         ) | _said_plans(prose, evidence)
-        # The plans the customer says they are on, in any sentence ("We're on Network.").
+        # A list of plans with their prices ("**Padlock**, $59 a month: ...") names them.
+        priced = _priced_plans(self.units)
+        self._plans |= frozenset(priced)
+        # The plans the customer says they are on, in any sentence ("We're on Network."), and
+        # the cheapest or dearest of the listed ones when they say so ("the cheapest plan").
         self._ticket_plans = frozenset(
             scope
             for sentence in re.split(r"(?<=[.!?])\s+|\n+", prose)
             for scope in scope_of(sentence, self._plans)[0]
             if scope.startswith("plan:")
-        )
+        ) | _extreme_plan(prose, priced)
         # "OIDC" in the ticket, "OpenID Connect" in the evidence: the question is read with
         # the spelled-out name beside the short one.
         self._spelled = spelled_out(prose, [h.passage.text for h in evidence])
@@ -187,6 +196,7 @@ class UnitScorer:
             set(tokenize(" ".join((_article_title(u), *u.passage.heading_path)))) - own
             for u, own in zip(self.units, self._unit_terms, strict=True)
         ]
+        self._kinds: dict[str, frozenset[str]] = {}
         self._dense: npt.NDArray[np.float32] | None = None
         self._unit_vectors: npt.NDArray[np.float32] | None = None
         if embed is not None and self.units:
@@ -318,9 +328,9 @@ class UnitScorer:
             # "Harbour allows up to 10 agents, Fleet up to 50": the plan gives the value.
             or re.search(rf"\b{re.escape(name.title())}\s+{_PLAN_GIVES}", unit.text)
         }
-        label = _label(unit)
-        if label in self._plans:
-            found.add(f"plan:{label}")
+        for label in (_label(unit), _item_name(unit)):
+            if label in self._plans:
+                found.add(f"plan:{label}")
         return frozenset(found)
 
     def scope_fit(self, unit: Unit) -> float:
@@ -373,7 +383,9 @@ class UnitScorer:
             # a procedure's steps only pass things on the way ("Pick the printer").
             text = "" if unit.procedure else unit.text
             where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
-            typed = question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower()
+            typed = question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower() or (
+                not unit.procedure and self._names_a(question.focus, unit)
+            )
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
         # "The minimum version" is not "the current version"; nor "up to" a typical value; nor
@@ -395,6 +407,29 @@ class UnitScorer:
         base -= 0.01 * min(unit.rank - 1, 3)  # passages added per question come last
         floor = MIN_LEXICAL_SCORE if dense is None else MIN_SCORE
         return Scored(unit, q, round(base, 4), typed, base >= floor)
+
+    def _names_a(self, focus: str, unit: Unit) -> bool:
+        """True when ``unit`` names something the evidence says is a ``focus`` ("Exports can
+        be run by the Owner or a Regional Manager" for "which roles ...?", when a section on
+        roles labels "**Regional Manager**: ..."; "Phone, on Warehouse" for "which plans
+        ...?", Warehouse being a plan), though the unit never says the word itself."""
+        known = self._kinds.get(focus)
+        if known is None:
+            known = self._kinds[focus] = self._kind_names(focus)
+        text = unit.text.casefold()
+        return any(re.search(rf"\b{re.escape(name)}\b", text) for name in known)
+
+    def _kind_names(self, focus: str) -> frozenset[str]:
+        """The names the evidence gives as ``focus`` things: the labels of the items of a
+        section or article whose heading or title says the word ("The six roles" and its
+        "**Owner**: ..."), and for a plan the plans the evidence names."""
+        family = focus.rstrip("s")[:FAMILY_PREFIX]
+        names = set(self._plans) if family == "plan" else set()
+        for unit in self.units:
+            where = " ".join((unit.passage.title, *unit.passage.heading_path)).casefold()
+            if unit.shape == "item" and family in where and (name := _item_name(unit)):
+                names.add(name)
+        return frozenset(n for n in names if len(n) > 2 and n not in self._ticket_text)
 
     def _says_whether(self, q: int, unit: Unit) -> bool:
         """True when ``unit`` says whether something the question names (or its spelled-out
@@ -432,7 +467,12 @@ class UnitScorer:
         for j, unit in enumerate(self.units):
             if (
                 not unit.from_article
-                or unit.procedure != scored.unit.procedure
+                # A resolved ticket's sentence is said by an article's steps only when one of
+                # them gives its asked-for value ("The unit is held for them for 48 hours.").
+                or (
+                    unit.procedure != scored.unit.procedure
+                    and not (unit.procedure and given and given <= _values(unit.text))
+                )
                 or not needed <= {v.split("=", 1)[1].split(" ")[0] for v in _values(unit.text)}
             ):
                 continue
@@ -531,7 +571,7 @@ def _said_plans(prose: str, evidence: Sequence[Hit]) -> frozenset[str]:
         name.lower()
         for name in said
         if any(
-            re.search(rf"\b(?:on|for|in)\s+{name}\b|\b{name}\s+{_PLAN_GIVES}", text)
+            re.search(rf"\b(?i:on|for|in)\s+{name}\b|\b{name}\s+{_PLAN_GIVES}", text)
             for text in texts
         )
     )
@@ -626,6 +666,59 @@ def _values(text: str) -> set[str]:
     """The values ``text`` states: quantities in their base unit, and versions."""
     found = {f"{q.dimension}={q.base_value}" for q in quantities(text)}
     return found | {f"version={v.casefold()}" for v in _VERSION_VALUE.findall(text)}
+
+
+_BOLD_LEAD = _PATTERNS.compile(r"^\*\*([^*]{2,40})\*\*")
+
+
+def _item_name(unit: Unit) -> str:
+    """What a bullet names, lowercased: its bold lead ("**Regional Manager**: ...",
+    "**Padlock**, $59 a month: ...") or else its label before the colon."""
+    bold = _BOLD_LEAD.match(unit.text)
+    if bold:
+        return bold.group(1).strip().casefold()
+    return _label(unit) if len(_label(unit).split()) <= 3 else ""
+
+
+def _priced_plans(units: Sequence[Unit]) -> dict[str, Decimal]:
+    """The plans a list of plans names with a price ("**Padlock**, $59 a month: ..." under
+    "The four plans"), lowercased, with the first price each item gives."""
+    found: dict[str, Decimal] = {}
+    for unit in units:
+        where = " ".join((unit.passage.title, *unit.passage.heading_path)).casefold()
+        bold = _BOLD_LEAD.match(unit.text)
+        if unit.shape != "item" or "plan" not in where or bold is None:
+            continue
+        prices = [q for q in quantities(unit.text) if q.dimension.split("/")[0] in _MONEY]
+        if prices:
+            found.setdefault(bold.group(1).strip().casefold(), prices[0].base_value)
+    return found
+
+
+_MONEY = frozenset({"usd", "eur", "gbp"})
+#: "We'd like to start on the cheapest plan", "our top plan".
+_CHEAPEST = _PATTERNS.compile(
+    r"\b(?:the|your)\s+(?:cheapest|lowest|smallest|least expensive|entry(?:-level)?)\s+"
+    r"(?:plan|tier)\b",
+    re.I,
+)
+_DEAREST = _PATTERNS.compile(
+    r"\b(?:the|your)\s+(?:dearest|priciest|most expensive|highest|biggest|largest|top)\s+"
+    r"(?:plan|tier)\b",
+    re.I,
+)
+
+
+def _extreme_plan(prose: str, priced: dict[str, Decimal]) -> frozenset[str]:
+    """The listed plan the customer means by "the cheapest plan" or "the top plan"."""
+    if len(priced) < 2:
+        return frozenset()
+    out: set[str] = set()
+    if _CHEAPEST.search(prose):
+        out.add(f"plan:{min(priced, key=lambda name: priced[name])}")
+    if _DEAREST.search(prose):
+        out.add(f"plan:{max(priced, key=lambda name: priced[name])}")
+    return frozenset(out)
 
 
 def _label(unit: Unit) -> str:
