@@ -319,7 +319,7 @@ def customer_specific(sentence: str, question: str) -> bool:
 
 def _model_name(words: Sequence[str], i: int, question: str) -> bool:
     """True when ``words[i]`` ("K2") is the model part of a name that the customer's question
-    writes the same way ("the Sentra K2 pads"): letters and digits after a capitalised word.
+    writes the same way ("the Vela X3 pads"): letters and digits after a capitalised word.
     Such a name says which kind of thing the answer is about, as a product's name does, not
     which case it was: an amount, a count or an id has no letters beside its digits, or a
     dash ("INV-2041")."""

@@ -269,7 +269,7 @@ def _caution(best: Scored, ranked: Sequence[Scored]) -> Scored | None:
     )
 
 
-#: A short "no": "Tidewell does not run auctions itself.", "Refunds are not possible."
+#: A short "no": "We do not run auctions ourselves.", "Refunds are not possible."
 _SHORT_NO = re.compile(
     r"\b(?:does not|doesn't|do not|don't|cannot|can't|is not|isn't|are not|aren't|never|"
     r"no longer)\b",
@@ -280,7 +280,7 @@ SHORT_NO_WORDS = 10
 
 
 def _what_instead(question: Question, best: Scored, ranked: Sequence[Scored]) -> Scored | None:
-    """For a yes/no question answered by a short "no" ("Tidewell does not run auctions
+    """For a yes/no question answered by a short "no" ("We do not run auctions
     itself."), the sentence right after it in its passage, which says what happens instead
     ("Facilities list units with our auction partner ..."): a bare "no" leaves the customer
     with nowhere to go."""
