@@ -281,7 +281,7 @@ SHORT_NO_WORDS = 10
 
 def _what_instead(question: Question, best: Scored, ranked: Sequence[Scored]) -> Scored | None:
     """For a yes/no question answered by a short "no" ("We do not run auctions
-    itself."), the sentence right after it in its passage, which says what happens instead
+    ourselves."), the sentence right after it in its passage, which says what happens instead
     ("Facilities list units with our auction partner ..."): a bare "no" leaves the customer
     with nowhere to go."""
     unit = best.unit
