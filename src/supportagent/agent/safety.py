@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from supportagent.agent.safety_semantic import (
+    SUPPOSABLE,
     SUPPOSITION,
     Finding,
     SemanticSafety,
@@ -33,6 +34,7 @@ from supportagent.ruletable import (
     rule_examples,
     text_since,
 )
+from supportagent.sentences import ticket_sentences
 from supportagent.textnorm import prose
 
 _PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
@@ -114,6 +116,15 @@ class SafetyRule:
             )
 
         return first_match(self.patterns, text, skip)
+
+    def voided(self, text: str) -> bool:
+        """True when a pattern matches ``text`` but an ``unless`` pattern voids the row: the
+        writer reports a message nobody acted on (round 8)."""
+        return (
+            bool(self.unless)
+            and first_match(self.patterns, text) is not None
+            and first_match(self.unless, text) is not None
+        )
 
 
 def load_rules(path: Path | None = None) -> tuple[SafetyRule, ...]:
@@ -258,6 +269,8 @@ class SafetyScreen:
             # Nothing the semantic detector could find outranks this rule: no need to ask it.
             return _explained(ruled)
         finding = self.semantic.detect_or_near(ticket) if self.semantic is not None else None
+        if finding is not None and finding.fired and finding.category in SUPPOSABLE:
+            finding = self._without_passed_on(ticket, finding)
         if finding is None:
             return _explained(ruled)
         if not finding.fired:
@@ -271,6 +284,29 @@ class SafetyScreen:
             # the one mislabel that could cost a life.
             return _explained(ruled)
         return semantic_result(finding, self.rules)
+
+    def _without_passed_on(self, ticket: Ticket, finding: Finding) -> Finding | None:
+        """A security or fraud finding on a sentence that only passes on a message nobody
+        acted on (the sentence a rule with ``unless`` matches, voided in this ticket: "a scam
+        text pretending to be you is going round; I haven't clicked it") is no incident: the
+        detector reads the ticket again without such sentences (round 8). Self-harm and legal
+        findings are never dropped this way."""
+        assert self.semantic is not None
+        table = _default_rules() if self.rules is None else self.rules
+        voided = [r for r in table if r.voided(rule_view(ticket.text))]
+        if not voided:
+            return finding
+        units = ticket_sentences(ticket)
+        kept = [
+            u
+            for u in units
+            if not any(first_match(r.patterns, rule_view(u)) is not None for r in voided)
+        ]
+        if len(kept) == len(units):
+            return finding
+        found = self.semantic.findings(ticket, kept) if kept else []
+        fired = next((f for f in found if f.fired), None)
+        return fired or next((f for f in found if f.near), None)
 
 
 def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:

@@ -92,6 +92,8 @@ _GENERAL = _PATTERNS.compile(
     r"en\s+general|por\s+lo\s+general|en\s+g[ée]n[ée]ral|en\s+r[eè]gle\s+g[ée]n[ée]rale|"
     r"im\s+allgemeinen|grunds[äa]tzlich|generell|em\s+geral|in\s+generale|"
     r"in\s+het\s+algemeen|"
+    # asking what it would take before deciding (round 8): "the steps, before we commit"
+    r"before\s+(?:i|we)\s+(?:decide|commit|go\s+ahead|make\s+up\s+(?:my|our)\s+minds?)|"
     r"(?:our|the|a)\s+(?:[\w']+\s+){0,2}?(?:policy|policies|handbook|faq|guidelines))\b",
     re.IGNORECASE,
 )
