@@ -538,6 +538,8 @@ _ROLE_AFTER = (
     (_PATTERNS.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
     (_PATTERNS.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
     (_PATTERNS.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
+    # "penalised once 10 days have gone by": a delay, said after the value.
+    (_PATTERNS.compile(r"^\s*(?:have|has)\s+(?:gone by|passed|elapsed)\b", re.I), "delay"),
     (_PATTERNS.compile(r"^\s*(?:ago)\b", re.I), "past"),
 )
 
@@ -822,6 +824,11 @@ _COUNT = _PATTERNS.compile(
     re.IGNORECASE,
 )
 _DIGIT_OF = {w: str(n) for w, n in _WORD_NUMBERS.items() if len(w) > 2}
+_ALLOWANCE = _PATTERNS.compile(
+    r"\b(?:the|your|its|their)\s+(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
+    r"\s+(?:[a-z-]+\s+)?included\b",
+    re.IGNORECASE,
+)
 
 
 def _conditions(
@@ -843,6 +850,9 @@ def _conditions(
     for q in inside:
         if q.unit in _SCALES:
             rest = rest.replace(q.raw, " ")
+    # "beyond the five included" restates the plan's allowance ("above your plan's limit"),
+    # which is no condition of its own.
+    rest = _ALLOWANCE.sub(" ", rest)
     return frozenset(measured) | _numbers(_CLOCK_TIME.sub(" ", rest))
 
 
@@ -1137,6 +1147,24 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
     values_a = {f.value for f in facts if f.doc_id == a.doc_id and f.dimension == a.dimension}
     values_b = {f.value for f in facts if f.doc_id == b.doc_id and f.dimension == b.dimension}
     return not ({a.value, b.value} <= values_a or {a.value, b.value} <= values_b)
+
+
+def values_differ(a: Fact, b: Fact) -> bool:
+    """True when ``a`` and ``b`` give two values of one kind that can be about one thing: one
+    dimension, another value (or a schedule against a delay), compatible roles, the same
+    conditions and aspects, neither one of a list. For a duration both roles must be said
+    ("for up to 72 hours", "within 2 days"): a bare one ("so an hour of downtime is covered")
+    is often what the value is about, not the value given. The subject is not judged here."""
+    if a.dimension != b.dimension or a.listed or b.listed or a.conditions != b.conditions:
+        return False
+    if a.value == b.value and not by_kind(a, b):
+        return False
+    if not compatible_roles(a.role, b.role):
+        return False
+    if a.dimension == "duration" and not (a.role and b.role):
+        return False
+    mine, theirs = aspects(a), aspects(b)
+    return not (mine and theirs and not mine & theirs)
 
 
 #: What a measure measures, when its clause says: "180 cm tall" and "60 cm deep" are two

@@ -27,8 +27,10 @@ from supportagent.agent.facts import (
     find_conflicts,
     stated_by,
     subject_terms,
+    values_differ,
 )
-from supportagent.domain import Draft, DraftSentence, Passage, Problem, Verdict
+from supportagent.agent.questions import Question, has_answer
+from supportagent.domain import DocKind, Draft, DraftSentence, Passage, Problem, Verdict
 from supportagent.planted import action_claim
 from supportagent.regexcache import ProgramCache
 
@@ -268,6 +270,57 @@ def exception_flags(draft: Draft, conflicts: Sequence[Conflict]) -> tuple[str, .
         ):
             return ("scoped_exception",)
     return ()
+
+
+#: Flag of a draft that quotes two sources giving two values for what one question asks.
+DIFFERING_VALUES = "differing_values"
+#: What a question must ask for, for two values in answer to it to be two answers.
+_VALUED = frozenset({"duration", "number"})
+
+
+def differing_values(
+    draft: Draft, evidence: Sequence[Passage], questions: Sequence[Question]
+) -> list[tuple[Fact, Fact]]:
+    """Pairs of the draft's own sentences that give two values of one kind for one subject
+    from two documents, whether or not the conflict check paired the passages they quote.
+
+    The subject is the ticket's: both sentences answer one question that asks for a duration
+    or a number ("How long will codes keep working offline?": "for up to 72 hours" citing the
+    article, "for 24 hours once the line drops" citing a resolved ticket). Values are read as
+    ``agent.facts`` reads them and compared by :func:`~supportagent.agent.facts.values_differ`;
+    a pair whose cited passages state both values (two cases of one document) is not one. The
+    draft then goes to the reviewer flagged, the two quotes named in the trace.
+    """
+    by_id = {passage.id: passage for passage in evidence}
+    read: list[tuple[int, frozenset[str], Fact]] = []
+    for index, sentence in enumerate(draft.sentences):
+        docs = frozenset(c.split("#", 1)[0] for c in sentence.citations)
+        if not docs or not sentence.text.strip():
+            continue
+        own = Passage(f"draft#{index}", sorted(docs)[0], DocKind.KB, "", (), sentence.text)
+        read.extend((index, docs, fact) for fact in extract_facts([own]))
+    valued = [q for q in questions if q.kind.value in _VALUED]
+    pairs: list[tuple[Fact, Fact]] = []
+    for n, (i, docs_i, a) in enumerate(read):
+        for j, docs_j, b in read[n + 1 :]:
+            if i == j or docs_i & docs_j or not values_differ(a, b):
+                continue
+            texts_i = [by_id[c].text for c in draft.sentences[i].citations if c in by_id]
+            texts_j = [by_id[c].text for c in draft.sentences[j].citations if c in by_id]
+            if any(stated_by(t, b) for t in texts_i) or any(stated_by(t, a) for t in texts_j):
+                continue  # one source states both: cases, not a disagreement
+            first, second = draft.sentences[i].text, draft.sentences[j].text
+            if any(has_answer(first, q) and has_answer(second, q) for q in valued):
+                pairs.append((a, b))
+    return pairs
+
+
+def differing_flags(draft: Draft, pairs: Sequence[tuple[Fact, Fact]]) -> tuple[str, ...]:
+    """``("differing_values",)`` for a draft with such pairs that is not already flagged
+    ``scoped_exception`` (an exception the checks recognised, cited with its rule)."""
+    if not pairs or "scoped_exception" in draft.flags:
+        return ()
+    return (DIFFERING_VALUES,)
 
 
 def _side_stated(sentence: DraftSentence, conflict: Conflict) -> Fact | None:

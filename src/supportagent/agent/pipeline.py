@@ -15,7 +15,12 @@ from typing import Any
 from supportagent.agent.conflicts import confirm_model_conflicts
 from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
 from supportagent.agent.facts import extract_facts, find_conflicts
-from supportagent.agent.grounding import check_grounding, exception_flags
+from supportagent.agent.grounding import (
+    check_grounding,
+    differing_flags,
+    differing_values,
+    exception_flags,
+)
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.questions import ticket_prose, ticket_questions
 from supportagent.agent.safety import default_screen
@@ -470,6 +475,24 @@ class Pipeline:
                 flags = exception_flags(draft, conflicts)
                 if flags:  # a scoped exception, cited with its rule: the reviewer confirms
                     draft = replace(draft, flags=tuple(dict.fromkeys((*draft.flags, *flags))))
+                # Two quoted sources, two values for what one question asks: the reviewer is
+                # told, whether or not the conflict check paired them.
+                pairs = differing_values(draft, [*passages, *context], ticket_questions(ticket))
+                flags = differing_flags(draft, pairs)
+                if flags:
+                    trace.add(
+                        "values",
+                        "differ",
+                        pairs=[
+                            {
+                                "first": a.sentence,
+                                "second": b.sentence,
+                                "values": [a.quantity.raw, b.quantity.raw],
+                            }
+                            for a, b in pairs
+                        ],
+                    )
+                    draft = replace(draft, flags=tuple(dict.fromkeys((*draft.flags, *flags))))
                 verdict = self.engine.check(ticket, draft, hits)
                 self._record_model_calls(trace)
                 # A model's word alone is not a conflict that stops the revisions.
@@ -559,7 +582,7 @@ LINKED_HITS = 2
 #: that led to it, and ``stage``, which commits with the staged outcome.
 #: The language and conflict findings are small and commit with what they lead to.
 _COMMITTED_WITH_NEXT = frozenset(
-    {"tool", "model", "stage", "language", "language_gate", "conflicts", "untrusted_text"}
+    {"tool", "model", "stage", "language", "language_gate", "conflicts", "values", "untrusted_text"}
 )
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
