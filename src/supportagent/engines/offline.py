@@ -59,6 +59,9 @@ CLOSE_MARGIN = 0.1
 LEAD_MARGIN = 0.1
 #: Two units of different documents whose embeddings are this alike speak of one thing.
 RIVAL_SIMILARITY = 0.55
+#: A resolved answer about the customer's case (``UnitScorer.case_words``) may be this far
+#: below the best unit and still be quoted beside it as the other value.
+CASE_MARGIN = 0.2
 #: Questions whose answer is one value, which two documents may give differently.
 _VALUED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION})
 #: A question that asks for a measured value without asking how long or how many: "What time
@@ -397,9 +400,14 @@ def _rival(
             other in picks
             or not (other.answers and other.typed)
             or other.unit.passage.doc_id == best.unit.passage.doc_id
-            or other.score < best.score - CLOSE_MARGIN
             or scorer.scope_fit(other.unit) <= -SCOPE_BONUS
         ):
+            continue
+        # A resolved answer that speaks of the customer's case in the ticket's own words,
+        # which the best unit's passage never uses, is the case's side of a possible
+        # exception: quoted from further down, and however it is worded.
+        case = not other.unit.from_article and len(scorer.case_words(other.unit, best.unit)) >= 2
+        if other.score < best.score - (CASE_MARGIN if case else CLOSE_MARGIN):
             continue
         # A resolved ticket linked to the best unit's article is about its topic whatever role
         # its duration plays ("a 5-day grace period" against "penalised once 10 days have gone
@@ -415,7 +423,7 @@ def _rival(
         same_kind = {value for value in theirs if value[0] in kinds}
         if not same_kind or same_kind & mine:
             continue  # nothing to compare, or the same value: no disagreement
-        if linked:
+        if linked or case:
             return other
         # Alike by meaning, and sharing a word with the question: "failed deliveries are
         # retried over 24 hours" is alike "parcels that arrive later" by meaning only.

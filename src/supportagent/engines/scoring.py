@@ -198,6 +198,8 @@ class UnitScorer:
         ]
         self._kinds: dict[str, frozenset[str]] = {}
         self._dense: npt.NDArray[np.float32] | None = None
+        #: A resolved ticket's passage id -> how alike its question is to each question here.
+        self._asked: dict[str, npt.NDArray[np.float32]] = {}
         self._unit_vectors: npt.NDArray[np.float32] | None = None
         if embed is not None and self.units:
             # Each question twice: alone, and with what it leans on (the same text when it
@@ -249,6 +251,7 @@ class UnitScorer:
             for k, unit in enumerate(self.units):
                 if unit.passage.id in row:
                     alike = similarity(vectors[row[unit.passage.id]][None, :])[:, 0]
+                    self._asked[unit.passage.id] = alike
                     dense[:, k] = np.maximum(dense[:, k], (dense[:, k] + alike) / 2)
             # A sentence quoted with the one it points back at ("If a month falls below
             # that, ...") says what its first sentence says and more: it matches a question
@@ -349,6 +352,25 @@ class UnitScorer:
         return float(
             self._unit_vectors[self.units.index(a)] @ self._unit_vectors[self.units.index(b)]
         )
+
+    def case_words(self, unit: Unit, besides: Unit) -> frozenset[str]:
+        """Words of the ticket that ``unit`` shares and ``besides``'s whole passage does not
+        have ("association", "account" in "As a registered association member account, ..."
+        for "Our association's account came through the members' scheme"): the customer's
+        case, which a resolved answer can speak of where the article does not."""
+        ticket = set(tokenize(self._ticket_text))
+        other = set(tokenize(besides.passage.text.casefold()))
+        return frozenset(
+            w
+            for w in ticket & set(tokenize(unit.text.casefold())) - other
+            if len(w) >= 5 and not w[0].isdigit()
+        )
+
+    def asked_alike(self, q: int, unit: Unit) -> float:
+        """How alike question ``q`` is to the question of the resolved ticket ``unit`` is
+        from (0 for an article's unit, or without embeddings)."""
+        found = self._asked.get(unit.passage.id)
+        return float(found[q]) if found is not None else 0.0
 
     def dense(self, q: int, u: int) -> float | None:
         return None if self._dense is None else float(self._dense[q, u])
