@@ -9,7 +9,7 @@ giving both values, values that answer two different questions) are not flagged.
 from __future__ import annotations
 
 from drafting import kb, quoted, resolved
-from supportagent.agent.facts import extract_facts, role_of, quantities
+from supportagent.agent.facts import extract_facts, quantities, role_of
 from supportagent.agent.grounding import (
     DIFFERING_VALUES,
     differing_flags,
@@ -73,7 +73,9 @@ PRICE_RULE = (
     "Each tool above your membership's limit costs $2 a week, and this price is the same on "
     "every plan."
 )
-PRICE_CASE = "On the Workshop plan every extra tool beyond the three included is billed at $1.50 weekly."
+PRICE_CASE = (
+    "On the Workshop plan every extra tool beyond the three included is billed at $1.50 weekly."
+)
 
 
 def test_an_allowance_is_no_condition_and_two_prices_are_flagged() -> None:

@@ -249,7 +249,8 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         AnswerKind.NUMBER,
         _PATTERNS.compile(
             r"\bhow (?:many|much|big|large|long is|high|fast)\b|"
-            r"\b(?:biggest|largest|smallest|highest|lowest|most|fewest)\b|\b(?:(?:what|which) is|what's|what’s) the "
+            r"\b(?:biggest|largest|smallest|highest|lowest|most|fewest)\b|"
+            r"\b(?:(?:what|which) is|what['\u2019]s) the "
             r"(?:limit|maximum|max|minimum|min|size|rate|price|cost|fee|number)\b|"
             r"\b(?:limit|maximum|max|minimum|quota|cap)s?\b.{0,30}\?|\bup to how\b|"
             r"\b(?:what|how much) does .{0,40} cost\b|\bprice\b|\bcost\b|"
