@@ -37,6 +37,7 @@ from supportagent.agent.safety_semantic import (
     Threshold,
     default_semantic_safety,
     load_near_share,
+    load_near_shares,
     load_thresholds,
 )
 from supportagent.domain import Ticket
@@ -299,7 +300,14 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
         "# this much closer to the category than to a harmless example. `[near] share`: a",
         "# sentence the model gives this share of a threshold, firing nothing, is near the",
         "# risk; the classifier then escalates the ticket as `uncertain` rather than answer it.",
+        "# A category named in `[near]` has its own share (self-harm's band is wider, round 10).",
         f"\n[{NEAR_TABLE}]\nshare = {load_near_share():.2f}",
+    ]
+    shares = load_near_shares()
+    lines += [
+        f"{category} = {share:.2f}"
+        for category, share in shares.items()
+        if round(share, 2) != round(load_near_share(), 2)
     ]
     current = load_thresholds()
     for model, table in thresholds.items():

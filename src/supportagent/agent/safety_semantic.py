@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -180,16 +181,31 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
     return out
 
 
-def load_near_share(text: str | None = None) -> float:
-    """The near share of ``safety_semantic.toml`` (``[near] share``), or the default."""
+def _near_table(text: str | None) -> Mapping[str, Any]:
     if text is None:
         text = (
             resources.files("supportagent.agent")
             .joinpath(THRESHOLDS_FILE)
             .read_text(encoding="utf-8")
         )
-    near = tomlcache.loads(text, THRESHOLDS_FILE).get(NEAR_TABLE, {})
-    return float(near.get("share", DEFAULT_NEAR_SHARE))
+    table: Mapping[str, Any] = tomlcache.loads(text, THRESHOLDS_FILE).get(NEAR_TABLE, {})
+    return table
+
+
+def load_near_share(text: str | None = None) -> float:
+    """The near share of ``safety_semantic.toml`` (``[near] share``), or the default."""
+    return float(_near_table(text).get("share", DEFAULT_NEAR_SHARE))
+
+
+def load_near_shares(text: str | None = None) -> dict[str, float]:
+    """The near share per category: ``[near] share``, unless the table names the category
+    (``self_harm_risk = 0.6``: a lower share, so a wider band, for the gravest one)."""
+    table = _near_table(text)
+    default = float(table.get("share", DEFAULT_NEAR_SHARE))
+    unknown = sorted(set(table) - {"share", *CATEGORIES})
+    if unknown:
+        raise ValueError(f"{THRESHOLDS_FILE} [{NEAR_TABLE}]: unknown keys {', '.join(unknown)}")
+    return {category: float(table.get(category, default)) for category in CATEGORIES}
 
 
 @functools.cache
@@ -209,7 +225,7 @@ class SemanticSafety:
         language_of: LanguageOf | None = None,
         thresholds: Mapping[str, Mapping[str, Threshold]] | None = None,
         models: Mapping[str, RiskModel] | None = None,
-        near_share: float | None = None,
+        near_share: float | Mapping[str, float] | None = None,
     ) -> None:
         self.indexes = {"minilm": english, **({"e5": multilingual} if multilingual else {})}
         #: Per embedder, more harmless text (the classifier's exemplars: questions, bug
@@ -217,10 +233,14 @@ class SemanticSafety:
         self.negatives = dict(negatives or {})
         self.language_of = language_of
         self.thresholds = thresholds if thresholds is not None else _default_thresholds()
-        #: A sentence at this share of a model threshold is near the risk (1.0: never near).
+        #: Per category, a sentence at this share of a model threshold is near the risk (1.0:
+        #: never near).
         if near_share is None:
-            near_share = load_near_share() if thresholds is None else 1.0
-        self.near_share = near_share
+            near_share = load_near_shares() if thresholds is None else 1.0
+        if isinstance(near_share, Mapping):
+            self.near_shares = {c: float(near_share.get(c, 1.0)) for c in CATEGORIES}
+        else:
+            self.near_shares = dict.fromkeys(CATEGORIES, float(near_share))
         #: Per embedder, the learned model over sentence vectors (none: exemplars alone).
         self.models = dict(models or {})
 
@@ -273,9 +293,10 @@ class SemanticSafety:
             by_exemplars = scored.by_exemplars(category, limit)
             by_model = scored.by_model(category, limit)
             probability = scored.probability.get(category)
+            share = self.near_shares[category]
             near = (
-                scored.by_model(category, limit, self.near_share)
-                if self.near_share < 1.0 and not (by_exemplars.any() or by_model.any())
+                scored.by_model(category, limit, share)
+                if share < 1.0 and not (by_exemplars.any() or by_model.any())
                 else np.zeros(len(scored.units), dtype=bool)
             )
             # The deciding sentence: the closest one the exemplars fire on, else the one the
