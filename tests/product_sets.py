@@ -215,3 +215,26 @@ class ProductSetChecks:
                 assert any(text.lower() in sources[own].lower() for text in group), ticket["id"]
                 other_text = sources[other].lower()
                 assert not any(text.lower() in other_text for text in group), ticket["id"]
+
+
+class BlindProductChecks(ProductSetChecks):
+    """The checks of a blind product written to the recipe (Rillgate, Pawledger): two yes and
+    two no answers, and each planted conflict's scoped side in its named resolved ticket."""
+
+    #: Each planted conflict and the resolved ticket that holds its scoped side.
+    CONFLICT_TICKETS: ClassVar[dict[str, str]] = {}
+
+    def test_yes_no_tickets_expect_two_yes_and_two_no(self, tickets: list[Ticket]) -> None:
+        verdicts = Counter(
+            re.match(r"yes_no: (yes|no)\b", t["notes"]).group(1)  # type: ignore[union-attr]
+            for t in tickets
+            if kind(t) == "yes_no"
+        )
+        assert verdicts == Counter({"yes": 2, "no": 2})
+
+    def test_each_conflict_names_its_resolved_ticket(self, tickets: list[Ticket]) -> None:
+        assert {t["conflict"] for t in tickets if t["conflict"]} == set(self.CONFLICT_TICKETS)
+        for ticket in tickets:
+            if ticket["conflict"] is not None:
+                resolved = ticket["expected_docs"][1]
+                assert resolved == self.CONFLICT_TICKETS[ticket["conflict"]], ticket["id"]
