@@ -22,6 +22,7 @@ from supportagent.agent.safety_semantic import (
     Finding,
     SemanticSafety,
     default_semantic_safety,
+    fired_or_near,
 )
 from supportagent.domain import NEAR_RISK, SafetyResult, Ticket
 from supportagent.regexcache import ProgramCache
@@ -293,7 +294,8 @@ class SafetyScreen:
         findings are never dropped this way."""
         assert self.semantic is not None
         table = _default_rules() if self.rules is None else self.rules
-        voided = [r for r in table if r.voided(rule_view(ticket.text))]
+        view = rule_view(ticket.text)
+        voided = [r for r in table if r.voided(view)]
         if not voided:
             return finding
         units = ticket_sentences(ticket)
@@ -304,9 +306,7 @@ class SafetyScreen:
         ]
         if len(kept) == len(units):
             return finding
-        found = self.semantic.findings(ticket, kept) if kept else []
-        fired = next((f for f in found if f.fired), None)
-        return fired or next((f for f in found if f.near), None)
+        return fired_or_near(self.semantic.findings(ticket, kept)) if kept else None
 
 
 def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:

@@ -337,8 +337,13 @@ class SemanticSafety:
     def detect_or_near(self, ticket: Ticket) -> Finding | None:
         """The most severe category that fires; else the most severe one the ticket is near
         (a finding with ``near`` set and ``fired`` false); else None."""
-        found = self.findings(ticket)
-        return next((f for f in found if f.fired), None) or next((f for f in found if f.near), None)
+        return fired_or_near(self.findings(ticket))
+
+
+def fired_or_near(found: Sequence[Finding]) -> Finding | None:
+    """Of findings ordered most severe first: the first that fires, else the first that is
+    near, else None."""
+    return next((f for f in found if f.fired), None) or next((f for f in found if f.near), None)
 
 
 @functools.cache

@@ -231,6 +231,10 @@ class Classifier:
         return self._issue_model or default_issue_model()
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
+        # Whoever decides, a ticket the gate found near a risk is not answered (round 7).
+        return not_answered_near_a_risk(self._decide(ticket, safety), safety)
+
+    def _decide(self, ticket: Ticket, safety: SafetyResult) -> Classification:
         sure = sure_by_rules(ticket, safety, self._rules)
         if sure is not None and sure.reason_code not in OVERRULABLE_CODES:
             return sure
@@ -238,18 +242,15 @@ class Classifier:
         if scored is not None and scored[0].probability >= scored[1].threshold:
             return self._as_request(ticket, *scored)
         if sure is not None:
-            if self._issue_stage:
-                return not_answered_near_a_risk(self._asks_how(ticket, sure), safety)
-            return sure
+            return self._asks_how(ticket, sure) if self._issue_stage else sure
         language = detect_language(ticket.text)
         if language.reliable and language.code != ENGLISH:
-            decided = self._agreed(self._not_in_english(ticket, language.name), scored, ticket)
-            return not_answered_near_a_risk(decided, safety)
+            return self._agreed(self._not_in_english(ticket, language.name), scored, ticket)
         routing = routing_matches(ticket, self._rules)
         decided, leading = self._by_model(ticket, routing)
         if self._issue_stage:
             decided = self._second_look(ticket, decided, leading, routing)
-        return not_answered_near_a_risk(self._agreed(decided, scored, ticket), safety)
+        return self._agreed(decided, scored, ticket)
 
     def _request_model(self, ticket: Ticket) -> tuple[RequestModel, Embedder] | None:
         """The request model and embedder for ``ticket``'s language (the safety gate's
