@@ -251,7 +251,7 @@ def quantities(text: str) -> list[Quantity]:
         if per is not None and per.group(1).lower() in UNITS:
             unit = f"{unit}/{UNITS[per.group(1).lower()]}"
             end = per.end()
-        elif unit in _MONEY and (often := _PER_PERIOD.match(text, end)) is not None:
+        elif unit in MONEY and (often := _PER_PERIOD.match(text, end)) is not None:
             unit = f"{unit}/{_PERIOD_OF[often.group(1).lower()][0]}"  # "$3.50 monthly"
             end = often.end()
         start = match.start()
@@ -269,7 +269,8 @@ def quantities(text: str) -> list[Quantity]:
     return found
 
 
-_MONEY = frozenset({"usd", "eur", "gbp"})
+#: The currency units a money quantity has (its dimension, before any "/month").
+MONEY = frozenset({"usd", "eur", "gbp"})
 _PER_PERIOD = _PATTERNS.compile(
     r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE
 )

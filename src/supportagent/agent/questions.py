@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from supportagent.agent.facts import quantities
+from supportagent.agent.facts import MONEY, quantities
 from supportagent.domain import Ticket
 from supportagent.regexcache import ProgramCache
 
@@ -417,7 +417,7 @@ _HOW_MANY = _PATTERNS.compile(
     re.I,
 )
 #: What a count is not: a price, a share, a length of time, a time of day.
-_NOT_COUNTED = frozenset({"usd", "eur", "gbp", "percent", "duration", "clock", "window"})
+_NOT_COUNTED = MONEY | {"percent", "duration", "clock", "window"}
 
 
 def _number_focus(text: str) -> str:

@@ -153,7 +153,7 @@ def _sentences_with_marks(text: str) -> list[tuple[str, str]]:
 
 
 #: The line under a table's header: "| --- | :---: |".
-_TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
+_TABLE_RULE = _PATTERNS.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
 
 
 def table_row(header: Sequence[str], cells: Sequence[str]) -> str:

@@ -18,7 +18,7 @@ from decimal import Decimal
 import numpy as np
 import numpy.typing as npt
 
-from supportagent.agent.facts import plan_names, quantities, role_of, scope_of
+from supportagent.agent.facts import MONEY, plan_names, quantities, role_of, scope_of
 from supportagent.agent.questions import (
     AnswerKind,
     Question,
@@ -198,8 +198,6 @@ class UnitScorer:
         ]
         self._kinds: dict[str, frozenset[str]] = {}
         self._dense: npt.NDArray[np.float32] | None = None
-        #: A resolved ticket's passage id -> how alike its question is to each question here.
-        self._asked: dict[str, npt.NDArray[np.float32]] = {}
         self._unit_vectors: npt.NDArray[np.float32] | None = None
         if embed is not None and self.units:
             # Each question twice: alone, and with what it leans on (the same text when it
@@ -251,7 +249,6 @@ class UnitScorer:
             for k, unit in enumerate(self.units):
                 if unit.passage.id in row:
                     alike = similarity(vectors[row[unit.passage.id]][None, :])[:, 0]
-                    self._asked[unit.passage.id] = alike
                     dense[:, k] = np.maximum(dense[:, k], (dense[:, k] + alike) / 2)
             # A sentence quoted with the one it points back at ("If a month falls below
             # that, ...") says what its first sentence says and more: it matches a question
@@ -365,12 +362,6 @@ class UnitScorer:
             for w in ticket & set(tokenize(unit.text.casefold())) - other
             if len(w) >= 5 and not w[0].isdigit()
         )
-
-    def asked_alike(self, q: int, unit: Unit) -> float:
-        """How alike question ``q`` is to the question of the resolved ticket ``unit`` is
-        from (0 for an article's unit, or without embeddings)."""
-        found = self._asked.get(unit.passage.id)
-        return float(found[q]) if found is not None else 0.0
 
     def dense(self, q: int, u: int) -> float | None:
         return None if self._dense is None else float(self._dense[q, u])
@@ -699,7 +690,8 @@ def _item_name(unit: Unit) -> str:
     bold = _BOLD_LEAD.match(unit.text)
     if bold:
         return bold.group(1).strip().casefold()
-    return _label(unit) if len(_label(unit).split()) <= 3 else ""
+    label = _label(unit)
+    return label if len(label.split()) <= 3 else ""
 
 
 def _priced_plans(units: Sequence[Unit]) -> dict[str, Decimal]:
@@ -711,13 +703,12 @@ def _priced_plans(units: Sequence[Unit]) -> dict[str, Decimal]:
         bold = _BOLD_LEAD.match(unit.text)
         if unit.shape != "item" or "plan" not in where or bold is None:
             continue
-        prices = [q for q in quantities(unit.text) if q.dimension.split("/")[0] in _MONEY]
+        prices = [q for q in quantities(unit.text) if q.dimension.split("/")[0] in MONEY]
         if prices:
             found.setdefault(bold.group(1).strip().casefold(), prices[0].base_value)
     return found
 
 
-_MONEY = frozenset({"usd", "eur", "gbp"})
 #: "We'd like to start on the cheapest plan", "our top plan".
 _CHEAPEST = _PATTERNS.compile(
     r"\b(?:the|your)\s+(?:cheapest|lowest|smallest|least expensive|entry(?:-level)?)\s+"
