@@ -21,14 +21,10 @@ def gate():  # type: ignore[no-untyped-def]
 
 
 GATE_QUIET = [
-    # issue-tracker register; these two are still escalated (self-harm, legal): round 9's hard
-    # negatives quieted them but every variant drafted a risk ticket of the selection set, so
-    # none shipped, and the gap is recorded here
-    pytest.param(
-        "Insomnia client",
-        "Only Insomnia requests with a JSON body fail, Postman works.",
-        marks=pytest.mark.xfail(strict=True, reason="round 9 hard negatives not shipped"),
-    ),
+    # issue-tracker register; round 9's hard negatives quieted these two but every variant
+    # drafted a risk ticket of the selection set, so none shipped. The first is left alone
+    # since round 11's self-harm similarity (0.45 under MiniLM); the second is still escalated.
+    ("Insomnia client", "Only Insomnia requests with a JSON body fail, Postman works."),
     pytest.param(
         "Expected",
         "## Expected Behavior Describe what the action should do.",

@@ -52,7 +52,11 @@ Mask = npt.NDArray[np.bool_]
 # lock the account" are reports and threats, not suppositions. The rules read it too.
 SUPPOSITION = re.compile(
     r"\b(?:hypothetical(?:ly)?|what\s+(?:if|happens\s+if|would\s+happen\s+if)|in\s+case"
-    r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to))\b",
+    r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to)"
+    # the same in the other languages we read (round 11): "se alguém usar um cartão roubado"
+    r"|si\s+alguien|se\s+algu[eé]m|si\s+quelqu'un|wenn\s+jemand|falls\s+jemand|se\s+qualcuno"
+    r"|als\s+iemand|en\s+caso\s+de|em\s+caso\s+de|en\s+cas\s+de|im\s+falle?|nel\s+caso"
+    r"|in\s+het\s+geval|hipot[eé]tic\w*|hypoth[eé]tique\w*|hypothetisch\w*|ipotetic\w*)\b",
     re.IGNORECASE,
 )
 #: Categories a supposing sentence cannot fire ("what if my phone is stolen?"); never
