@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from fastapi.testclient import TestClient
+
 from llm_stub import EvidenceModel, Received, StubLLM, passages, stub_engine, stub_settings
 from supportagent.agent.knowledge import Knowledge
 from supportagent.domain import DocKind, Document, Status, Ticket
 from supportagent.runtime import build_pipeline, open_store
+from supportagent.web.app import create_app
 from supportagent.web.review_view import review_item
 
 RULE = (
@@ -72,6 +75,9 @@ def test_a_one_sided_draft_is_staged_flagged_and_the_trace_names_both_quotes(
             outcome = pipeline.run(TICKET.id)
             trace = store.trace(TICKET.id)
             record = store.latest_outcome(TICKET.id)
+            with TestClient(create_app(settings, store), base_url="http://127.0.0.1") as client:
+                pages = [client.get(f"/review?ticket={TICKET.id}").text]
+                pages.append(client.get(f"/tickets/{TICKET.id}").text)
         finally:
             store.close()
     assert outcome.status is Status.PENDING_REVIEW, outcome.reason_code
@@ -92,3 +98,7 @@ def test_a_one_sided_draft_is_staged_flagged_and_the_trace_names_both_quotes(
     [shown] = item.value_pairs
     assert (shown.first, shown.second) == (pair["first"], pair["second"])
     assert shown.source == pair["source"] and shown.values == ("48 hours", "12 hours")
+    for page in pages:  # the review page and the ticket's trace both quote the two sides
+        assert "differing_values" in page or 'data-stage="values"' in page
+        assert "the draft says only" in page.lower() and STATED in page
+        assert "12 hours once the link to our servers drops" in page
