@@ -315,6 +315,72 @@ def differing_values(
     return pairs
 
 
+def one_sided_values(
+    draft: Draft,
+    evidence: Sequence[Passage],
+    questions: Sequence[Question],
+    *,
+    uncited: Sequence[Passage] = (),
+) -> list[tuple[Fact, Fact]]:
+    """Pairs (a value the draft states, another source's rival value) for a draft that gives
+    one value where its sources give two.
+
+    For each draft sentence that states a value answering a question of the ticket asking for
+    a duration or a number, the other sources are the passages the draft cites (and
+    ``uncited``: passages it was given but did not cite) of another document than the ones
+    that state that value; when such a passage has a sentence answering the same question with
+    a value of the same kind that :func:`~supportagent.agent.facts.values_differ` says differs,
+    the draft told one side only ("codes keep working for up to 72 hours" citing the article
+    and a resolved ticket whose answer says 24 hours for one keypad model). Not a pair: a
+    passage that states the draft's value too (cases of one document), nor a value some draft
+    sentence states as well (both sides told; :func:`differing_values` judges those). The
+    pipeline passes no ``uncited``: on the tune sets that wider net (the three best retrieved
+    passages of other documents) flagged only drafts with no planted conflict.
+    """
+    valued = [q for q in questions if q.kind.value in _VALUED]
+    if not valued:
+        return []
+    by_id = {passage.id: passage for passage in evidence}
+    cited = dict.fromkeys(c for s in draft.sentences for c in s.citations if c in by_id)
+    pool = [by_id[c] for c in cited]
+    pool += {p.id: p for p in uncited if p.id not in cited}.values()
+    if not pool:
+        return []
+    texts = {p.id: p.text for p in pool}
+    rivals = extract_facts(pool)
+    said = [s.text for s in draft.sentences if s.text.strip()]
+    pairs: list[tuple[Fact, Fact]] = []
+    reported: set[tuple[int, str]] = set()
+    for index, sentence in enumerate(draft.sentences):
+        if not sentence.citations or not sentence.text.strip():
+            continue
+        asked = [q for q in valued if has_answer(sentence.text, q)]
+        if not asked:
+            continue
+        own = Passage(f"draft#{index}", "draft", DocKind.KB, "", (), sentence.text)
+        for a in extract_facts([own]):
+            sources = [by_id[c] for c in sentence.citations if c in by_id]
+            # The documents the value comes from: the cited passages that state it (all the
+            # sentence cites when none does in that shape).
+            docs = {p.doc_id for p in sources if stated_by(p.text, a)} or {
+                c.split("#", 1)[0] for c in sentence.citations
+            }
+            own_texts = [p.text for p in sources if p.doc_id in docs]
+            for b in rivals:
+                if b.doc_id in docs or (index, b.passage_id) in reported:
+                    continue
+                if stated_by(texts[b.passage_id], a) or any(stated_by(t, b) for t in own_texts):
+                    continue  # one document gives both values: cases, not a disagreement
+                if any(stated_by(text, b) for text in said):
+                    continue  # the draft tells that side too
+                if not values_differ(a, b):
+                    continue
+                if any(has_answer(b.sentence, q) for q in asked):
+                    reported.add((index, b.passage_id))
+                    pairs.append((a, b))
+    return pairs
+
+
 def differing_flags(draft: Draft, pairs: Sequence[tuple[Fact, Fact]]) -> tuple[str, ...]:
     """``("differing_values",)`` for a draft with such pairs that is not already flagged
     ``scoped_exception`` (an exception the checks recognised, cited with its rule)."""

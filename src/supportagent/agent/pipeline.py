@@ -14,12 +14,13 @@ from typing import Any
 
 from supportagent.agent.conflicts import confirm_model_conflicts
 from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
-from supportagent.agent.facts import extract_facts, find_conflicts
+from supportagent.agent.facts import Fact, extract_facts, find_conflicts
 from supportagent.agent.grounding import (
     check_grounding,
     differing_flags,
     differing_values,
     exception_flags,
+    one_sided_values,
 )
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.questions import ticket_prose, ticket_questions
@@ -477,19 +478,20 @@ class Pipeline:
                     draft = replace(draft, flags=tuple(dict.fromkeys((*draft.flags, *flags))))
                 # Two quoted sources, two values for what one question asks: the reviewer is
                 # told, whether or not the conflict check paired them.
-                pairs = differing_values(draft, [*passages, *context], ticket_questions(ticket))
-                flags = differing_flags(draft, pairs)
+                questions = ticket_questions(ticket)
+                pairs = differing_values(draft, [*passages, *context], questions)
+                # A draft that states one of two such values alone, the other in a document it
+                # cites: flagged the same way, the other source's sentence named. (Holding it
+                # against retrieved passages it does not cite too flagged correct drafts.)
+                one_sided = one_sided_values(draft, [*passages, *context], questions)
+                flags = differing_flags(draft, [*pairs, *one_sided])
                 if flags:
                     trace.add(
                         "values",
                         "differ",
                         pairs=[
-                            {
-                                "first": a.sentence,
-                                "second": b.sentence,
-                                "values": [a.quantity.raw, b.quantity.raw],
-                            }
-                            for a, b in pairs
+                            *(_value_pair(a, b) for a, b in pairs),
+                            *(_value_pair(a, b, one_sided=True) for a, b in one_sided),
                         ],
                     )
                     draft = replace(draft, flags=tuple(dict.fromkeys((*draft.flags, *flags))))
@@ -577,6 +579,20 @@ class Pipeline:
 PER_QUESTION_HITS = 2
 #: Passages of the articles that resolved tickets in the evidence link to.
 LINKED_HITS = 2
+
+
+def _value_pair(a: Fact, b: Fact, *, one_sided: bool = False) -> dict[str, Any]:
+    """A pair of differing values as the trace names it: both quotes and both values; for a
+    one-sided draft, ``first`` is the draft's sentence and ``second`` the other source's."""
+    pair: dict[str, Any] = {
+        "first": a.sentence,
+        "second": b.sentence,
+        "values": [a.quantity.raw, b.quantity.raw],
+    }
+    if one_sided:
+        pair.update(one_sided=True, source=b.passage_id)
+    return pair
+
 
 #: Events that commit with the stage result after them: the tool decisions and model calls
 #: that led to it, and ``stage``, which commits with the staged outcome.

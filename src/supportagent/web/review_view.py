@@ -59,6 +59,31 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class ValuePair:
+    first: str
+    second: str
+    values: tuple[str, ...]
+    #: The other source's passage, when the draft stated one value alone.
+    source: str | None = None
+
+
+def _value_pairs(detail: Mapping[str, Any] | None) -> tuple[ValuePair, ...]:
+    pairs = []
+    for pair in (detail or {}).get("pairs", []):
+        if isinstance(pair, Mapping):
+            source = pair.get("source")
+            pairs.append(
+                ValuePair(
+                    str(pair.get("first", "")),
+                    str(pair.get("second", "")),
+                    tuple(str(v) for v in pair.get("values", [])),
+                    str(source) if source else None,
+                )
+            )
+    return tuple(pairs)
+
+
+@dataclass(frozen=True, slots=True)
 class ReviewItem:
     record: StagedRecord
     claims: tuple[Claim, ...]
@@ -69,6 +94,11 @@ class ReviewItem:
     evidence: tuple[EvidencePassage, ...]
     meters: tuple[Meter, ...]
     plain_answer: str
+    #: What the reviewer must confirm (``scoped_exception``, ``differing_values``, ...).
+    flags: tuple[str, ...] = ()
+    #: Two sources' differing values (the trace's ``values`` step): the draft's or a quoted
+    #: sentence, the other source's sentence, and the two values.
+    value_pairs: tuple[ValuePair, ...] = ()
 
 
 def _spans_of(text: str, quote: str) -> tuple[int, int] | None:
@@ -184,6 +214,8 @@ def review_item(
         evidence=tuple(evidence),
         meters=review_meters(classify, gate, draft, record.engine),
         plain_answer=plain_draft(record),
+        flags=tuple(str(f) for f in draft.get("flags", [])),
+        value_pairs=_value_pairs(_last(events, "values")),
     )
 
 
