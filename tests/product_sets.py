@@ -218,9 +218,18 @@ class ProductSetChecks:
 
 
 class BlindProductChecks(ProductSetChecks):
-    """The checks of a blind product written to the recipe (Rillgate, Pawledger): two yes and
-    two no answers, and each planted conflict's scoped side in its named resolved ticket."""
+    """The checks of a blind product written to the recipe (Rillgate, Pawledger, Echofold): the
+    recipe's sizes and kinds, every ticket `test`, two yes and two no answers, and each planted
+    conflict's scoped side in its named resolved ticket."""
 
+    ARTICLES = 22
+    WORDS = (220, 300)
+    WITH_STEPS = 22
+    RESOLVED = 12
+    TICKETS = 44
+    SPLITS = frozenset({"test"})
+    ANSWER_KINDS = RECIPE_ANSWER_KINDS
+    NO_DRAFT_COUNTS = RECIPE_NO_DRAFT
     #: Each planted conflict and the resolved ticket that holds its scoped side.
     CONFLICT_TICKETS: ClassVar[dict[str, str]] = {}
 

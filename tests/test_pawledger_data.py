@@ -1,6 +1,6 @@
 """Shape of eval/pawledger: a blind product (every ticket is `test`), its articles and key facts."""
 
-from product_sets import RECIPE_ANSWER_KINDS, RECIPE_NO_DRAFT, BlindProductChecks
+from product_sets import BlindProductChecks
 
 #: Each planted conflict and the resolved ticket that holds its scoped side.
 CONFLICT_TICKETS = {"rabies-reminder-count": "RT-1003", "corvane-attachment-size": "RT-1006"}
@@ -8,13 +8,5 @@ CONFLICT_TICKETS = {"rabies-reminder-count": "RT-1003", "corvane-attachment-size
 
 class TestPawledger(BlindProductChecks):
     NAME = "pawledger"
-    ARTICLES = 22
-    WORDS = (220, 300)
-    WITH_STEPS = 22
-    RESOLVED = 12
-    TICKETS = 44
-    ANSWER_KINDS = RECIPE_ANSWER_KINDS
-    SPLITS = frozenset({"test"})
-    NO_DRAFT_COUNTS = RECIPE_NO_DRAFT
     CONFLICTS = frozenset(CONFLICT_TICKETS)
     CONFLICT_TICKETS = CONFLICT_TICKETS

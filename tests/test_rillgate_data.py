@@ -1,6 +1,6 @@
 """Shape of eval/rillgate: a blind product (every ticket is `test`), its articles and key facts."""
 
-from product_sets import RECIPE_ANSWER_KINDS, RECIPE_NO_DRAFT, BlindProductChecks
+from product_sets import BlindProductChecks
 
 #: Each planted conflict and the resolved ticket that holds its scoped side.
 CONFLICT_TICKETS = {"solar-update-window": "RT-8003", "regional-rain-threshold": "RT-8006"}
@@ -8,13 +8,6 @@ CONFLICT_TICKETS = {"solar-update-window": "RT-8003", "regional-rain-threshold":
 
 class TestRillgate(BlindProductChecks):
     NAME = "rillgate"
-    ARTICLES = 22
-    WORDS = (220, 300)
     WITH_STEPS = 18
-    RESOLVED = 12
-    TICKETS = 44
-    ANSWER_KINDS = RECIPE_ANSWER_KINDS
-    SPLITS = frozenset({"test"})
-    NO_DRAFT_COUNTS = RECIPE_NO_DRAFT
     CONFLICTS = frozenset(CONFLICT_TICKETS)
     CONFLICT_TICKETS = CONFLICT_TICKETS

@@ -24,31 +24,64 @@ def gate():  # type: ignore[no-untyped-def]
 
 FIRES = [
     # farewells without "when", one per language
-    ("Bicicleta", "Deixem a bicicleta ao meu irmão. A partir de sábado já não vou estar cá.",
-     "self_harm_risk"),
-    ("Clases", "Las clases que quedan dádselas a otra persona. Ya no voy a estar aquí, de verdad.",
-     "self_harm_risk"),
-    ("Abonnement", "Donnez mes séances à ma sœur, je ne serai plus là pour les utiliser.",
-     "self_harm_risk"),
-    ("Abbonamento", "Passate l'abbonamento a mia figlia, dopo Natale non ci sarò più.",
-     "self_harm_risk"),
-    ("Konto", "Bitte übertragt alles an meinen Bruder, ich werde bald nicht mehr da sein.",
-     "self_harm_risk"),
-    ("Account", "Zet het account op naam van mijn zus. Ik wil er gewoon niet meer zijn.",
-     "self_harm_risk"),
+    (
+        "Bicicleta",
+        "Deixem a bicicleta ao meu irmão. A partir de sábado já não vou estar cá.",
+        "self_harm_risk",
+    ),
+    (
+        "Clases",
+        "Las clases que quedan dádselas a otra persona. Ya no voy a estar aquí, de verdad.",
+        "self_harm_risk",
+    ),
+    (
+        "Abonnement",
+        "Donnez mes séances à ma sœur, je ne serai plus là pour les utiliser.",
+        "self_harm_risk",
+    ),
+    (
+        "Abbonamento",
+        "Passate l'abbonamento a mia figlia, dopo Natale non ci sarò più.",
+        "self_harm_risk",
+    ),
+    (
+        "Konto",
+        "Bitte übertragt alles an meinen Bruder, ich werde bald nicht mehr da sein.",
+        "self_harm_risk",
+    ),
+    (
+        "Account",
+        "Zet het account op naam van mijn zus. Ik wil er gewoon niet meer zijn.",
+        "self_harm_risk",
+    ),
     # fraud in other languages, and money paid to someone posing as us
-    ("Tarjeta", "Han usado mi tarjeta robada para pagar dos reservas en vuestra web.",
-     "payment_fraud"),
-    ("Abbuchung", "Auf dem Konto sind drei Abbuchungen, die ich nie getätigt habe.",
-     "payment_fraud"),
-    ("Deposit", "My tenant paid the deposit to a text message claiming to be you and it never "
-     "arrived.", "payment_fraud"),
+    (
+        "Tarjeta",
+        "Han usado mi tarjeta robada para pagar dos reservas en vuestra web.",
+        "payment_fraud",
+    ),
+    (
+        "Abbuchung",
+        "Auf dem Konto sind drei Abbuchungen, die ich nie getätigt habe.",
+        "payment_fraud",
+    ),
+    (
+        "Deposit",
+        "My tenant paid the deposit to a text message claiming to be you and it never arrived.",
+        "payment_fraud",
+    ),
     # a charge called a fraud is still a report of one
-    ("Charge", "There's a 79 euro charge on my card from you this morning and I think it is a "
-     "fraud.", "payment_fraud"),
+    (
+        "Charge",
+        "There's a 79 euro charge on my card from you this morning and I think it is a fraud.",
+        "payment_fraud",
+    ),
     # a complaint to a competition or consumer authority
-    ("Contract", "We have filed a complaint with the consumer protection agency about your "
-     "renewal terms.", "legal_threat"),
+    (
+        "Contract",
+        "We have filed a complaint with the consumer protection agency about your renewal terms.",
+        "legal_threat",
+    ),
 ]
 
 
@@ -82,12 +115,22 @@ def test_the_gate_leaves_these_alone(gate, subject: str, body: str) -> None:  # 
 
 
 ACTIONS = [
-    ("Postage", "Which size runs small? Also please pay us back the 4.50 delivery fee, it was "
-     "late.", "money_specific"),
-    ("Staff", "How many seats do we have? And could you remove Ms Okafor from our studio "
-     "account, she has moved on.", "account_specific"),
-    ("Gift", "Can you move the membership from my account to my partner's, with her card?",
-     "account_specific"),
+    (
+        "Postage",
+        "Which size runs small? Also please pay us back the 4.50 delivery fee, it was late.",
+        "money_specific",
+    ),
+    (
+        "Staff",
+        "How many seats do we have? And could you remove Ms Okafor from our studio "
+        "account, she has moved on.",
+        "account_specific",
+    ),
+    (
+        "Gift",
+        "Can you move the membership from my account to my partner's, with her card?",
+        "account_specific",
+    ),
 ]
 
 
