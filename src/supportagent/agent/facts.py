@@ -40,7 +40,8 @@ _UNIT_ALIASES = {
     "minute": "min mins minute minutes",
     "hour": "h hr hrs hour hours",
     "day": "day days",
-    "week": "week weeks",
+    "week": "week weeks wk wks",
+    "fortnight": "fortnight fortnights",
     "month": "month months",
     "year": "year years yr yrs",
     "byte": "byte bytes",
@@ -104,6 +105,9 @@ _UNIT_ALIASES = {
     "kbps": "kbps",
     "mbps": "mbps",
     "gbps": "gbps",
+    "kbit": "kbit kbits kilobit kilobits",
+    "mbit": "mbit mbits megabit megabits",
+    "gbit": "gbit gbits gigabit gigabits",
 }
 #: Every spelling of a unit mapped to its canonical name ("mins" -> "minute").
 UNITS = {alias: unit for unit, aliases in _UNIT_ALIASES.items() for alias in aliases.split()}
@@ -117,6 +121,7 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
     "hour": ("duration", Decimal(3600)),
     "day": ("duration", Decimal(86400)),
     "week": ("duration", Decimal(604800)),
+    "fortnight": ("duration", Decimal(1209600)),
     "month": ("duration", Decimal(2592000)),
     "year": ("duration", Decimal(31536000)),
     "byte": ("size", Decimal(1)),
@@ -145,7 +150,13 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
     "kbps": ("bandwidth", Decimal(1000)),
     "mbps": ("bandwidth", Decimal(1000**2)),
     "gbps": ("bandwidth", Decimal(1000**3)),
+    # Bits, as a size (eight to a byte); per second they are a bandwidth (_BITS_PER_SECOND).
+    "kbit": ("size", Decimal(125)),
+    "mbit": ("size", Decimal(125000)),
+    "gbit": ("size", Decimal(125000000)),
 }
+#: "320 kilobits per second" is 320 kbps.
+_BITS_PER_SECOND = {"kbit": "kbps", "mbit": "mbps", "gbit": "gbps"}
 _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 #: The dimensions of a measured value (not a duration, a count or money): what "what time",
 #: "how heavy" or "at what temperature" ask for.
@@ -174,16 +185,53 @@ _QUALIFIERS = frozenset(
         "clear",
     }
 )
-_WORD_NUMBERS = {
+_ONES = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "thirty": 30, "sixty": 60, "ninety": 90, "a": 1, "an": 1,
+    "nine": 9,
 }  # fmt: skip
+_TEENS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+_WORD_NUMBERS = {**_ONES, **_TEENS, **_TENS, "a": 1, "an": 1}
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+#: A number in words: "three", "forty-eight", "twenty five", "two hundred", "a thousand".
+_NUMBER_WORDS = (
+    rf"(?:(?:{_alternatives(_TENS)})(?:[-\u2010 ](?:{_alternatives(_ONES)}))?"
+    rf"|{_alternatives(_TEENS)}|{_alternatives(_ONES)}|an?)"
+    rf"(?:\s+(?:{_alternatives(_MULTIPLIERS)}))?(?![\w])"
+)
 _QUANTITY = _PATTERNS.compile(
     r"(?:(?<![\w.\-\u2212])|(?<=[\s(][-\u2212])|(?<=^[-\u2212]))([$€£])?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d])"
-    r"|(?<![\w-])(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?=[\s-])",
+    r"(?:([kK])(?=\s))?"
+    rf"|(?<![\w-])({_NUMBER_WORDS})(?=[\s-])",
     re.IGNORECASE,
 )
+#: "two and a half hours", "an hour and a half".
+_AND_HALF = _PATTERNS.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
+
+
+def word_value(words: str) -> Decimal:
+    """The number that ``words`` (matched by ``_NUMBER_WORDS``) spell: "forty-eight" is 48."""
+    value = 0
+    for word in re.split(r"[-\u2010\s]+", words.lower()):
+        if word in _MULTIPLIERS:
+            value = max(value, 1) * _MULTIPLIERS[word]
+        else:
+            value += _WORD_NUMBERS[word]
+    return Decimal(value)
+
+
 #: Units counted in words often enough to read "three more times" as a value.
 _COUNTED = frozenset({"time", "attempt", "retry"})
 _FREQUENCY = _PATTERNS.compile(r"\b(?:once|twice|times|every|per)\s+$", re.IGNORECASE)
@@ -225,31 +273,41 @@ def quantities(text: str) -> list[Quantity]:
     ("three days", "a day"), so that "a message" is never read as one message."""
     found = []
     for match in _QUANTITY.finditer(text):
-        currency, digits, word = match.group(1), match.group(2), match.group(3)
-        unit, end = _unit_after(text, match.end())
+        currency, digits, thousands = match.group(1), match.group(2), match.group(3)
+        word = match.group(4)
+        half = _AND_HALF.match(text, match.end())
+        unit, end = _unit_after(text, half.end() if half else match.end())
         if unit is None and currency:
             unit, end = UNITS[currency], match.end()
         if unit is None:
             continue
         elif currency and unit in _SCALES:
             unit, end = UNITS[currency], match.end()  # "$5m" is money, not metres
+        duration = unit in _SCALES and _SCALES[unit][0] == "duration"
         if word is not None:
-            duration = unit in _SCALES and _SCALES[unit][0] == "duration"
-            counted = unit in _COUNTED or unit in _MEASURES
-            if not duration and (not counted or word.lower() in ("a", "an")):
+            article = word.lower() in ("a", "an")
+            sized = unit in MONEY or (unit in _SCALES and _SCALES[unit][0] == "size")
+            counted = unit in _COUNTED or unit in _MEASURES or sized
+            if not duration and (not counted or article):
                 continue
-            if _FREQUENCY.search(text, 0, match.start()) or (
-                word.lower() in "an" and unit == "second"
-            ):
+            if _FREQUENCY.search(text, 0, match.start()) or (article and unit == "second"):
                 continue  # "once a month" is how often; "a second key" is not a duration
-            value = Decimal(_WORD_NUMBERS[word.lower()])
-            if word.lower() in ("a", "an") and _HALF.search(text, 0, match.start()):
+            value = word_value(word)
+            if article and _HALF.search(text, 0, match.start()):
                 value = Decimal("0.5")  # "half an hour", "half a day"
         else:
             value = Decimal(digits.replace(",", ""))
+            if thousands:  # "10k requests"
+                value = (value * 1000).to_integral() if value * 1000 % 1 == 0 else value * 1000
+        if half is None and duration and (half := _AND_HALF.match(text, end)) is not None:
+            end = half.end()  # "an hour and a half"
+        if half is not None:
+            value += Decimal("0.5")
         per = _PER.match(text, end)
         if per is not None and per.group(1).lower() in UNITS:
-            unit = f"{unit}/{UNITS[per.group(1).lower()]}"
+            every = UNITS[per.group(1).lower()]
+            bandwidth = every == "second" and unit in _BITS_PER_SECOND
+            unit = _BITS_PER_SECOND[unit] if bandwidth else f"{unit}/{every}"
             end = per.end()
         elif unit in MONEY and (often := _PER_PERIOD.match(text, end)) is not None:
             unit = f"{unit}/{_PERIOD_OF[often.group(1).lower()][0]}"  # "$3.50 monthly"
