@@ -14,7 +14,7 @@ reviewer's amendment, which is not checked) may say it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -292,13 +292,11 @@ def differing_values(
     draft then goes to the reviewer flagged, the two quotes named in the trace.
     """
     by_id = {passage.id: passage for passage in evidence}
-    read: list[tuple[int, frozenset[str], Fact]] = []
-    for index, sentence in enumerate(draft.sentences):
-        docs = frozenset(c.split("#", 1)[0] for c in sentence.citations)
-        if not docs or not sentence.text.strip():
-            continue
-        own = Passage(f"draft#{index}", sorted(docs)[0], DocKind.KB, "", (), sentence.text)
-        read.extend((index, docs, fact) for fact in extract_facts([own]))
+    read = [
+        (index, frozenset(c.split("#", 1)[0] for c in sentence.citations), fact)
+        for index, sentence, facts in _stated_facts(draft)
+        for fact in facts
+    ]
     valued = [q for q in questions if q.kind.value in _VALUED]
     pairs: list[tuple[Fact, Fact]] = []
     for n, (i, docs_i, a) in enumerate(read):
@@ -351,15 +349,12 @@ def one_sided_values(
     said = [s.text for s in draft.sentences if s.text.strip()]
     pairs: list[tuple[Fact, Fact]] = []
     reported: set[tuple[int, str]] = set()
-    for index, sentence in enumerate(draft.sentences):
-        if not sentence.citations or not sentence.text.strip():
-            continue
+    for index, sentence, facts in _stated_facts(draft):
         asked = [q for q in valued if has_answer(sentence.text, q)]
         if not asked:
             continue
-        own = Passage(f"draft#{index}", "draft", DocKind.KB, "", (), sentence.text)
-        for a in extract_facts([own]):
-            sources = [by_id[c] for c in sentence.citations if c in by_id]
+        sources = [by_id[c] for c in sentence.citations if c in by_id]
+        for a in facts:
             # The documents the value comes from: the cited passages that state it (all the
             # sentence cites when none does in that shape).
             docs = {p.doc_id for p in sources if stated_by(p.text, a)} or {
@@ -379,6 +374,16 @@ def one_sided_values(
                     reported.add((index, b.passage_id))
                     pairs.append((a, b))
     return pairs
+
+
+def _stated_facts(draft: Draft) -> Iterator[tuple[int, DraftSentence, list[Fact]]]:
+    """Each cited, non-empty sentence of ``draft`` with the values it states, read as
+    ``agent.facts`` reads a passage."""
+    for index, sentence in enumerate(draft.sentences):
+        if not sentence.citations or not sentence.text.strip():
+            continue
+        own = Passage(f"draft#{index}", "draft", DocKind.KB, "", (), sentence.text)
+        yield index, sentence, extract_facts([own])
 
 
 def differing_flags(draft: Draft, pairs: Sequence[tuple[Fact, Fact]]) -> tuple[str, ...]:
