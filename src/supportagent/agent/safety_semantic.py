@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -79,6 +80,13 @@ class Threshold:
     #: a sentence far closer to a harmless example than to any exemplar of the category
     #: ("I'd rather talk this through with a person") is not that risk (round 7).
     model_margin: float | None = None
+    #: The model fires only on a sentence whose *language-centred* margin (see
+    #: :class:`LanguageCentre`) is at least this; a sentence it would fire on below it is
+    #: near the risk instead (None: no such gate). Round 13.
+    centred_margin: float | None = None
+    #: False: a sentence the exemplars fire on is only near the risk (the ticket reaches a
+    #: person as ``uncertain``, not as this category). Round 13, e5's self-harm.
+    exemplars_fire: bool = True
 
 
 #: A sentence the learned model gives at least this share of a category's threshold, and that
@@ -118,6 +126,9 @@ class SentenceScores:
     margin: dict[str, Vectors]
     #: Per category, the learned model's probability a sentence (empty without a model).
     probability: dict[str, Vectors] = dataclasses.field(default_factory=dict)
+    #: Per category, the margin with the language's own direction taken out of every vector
+    #: (empty for an embedder without a :class:`LanguageCentre`).
+    centred_margin: dict[str, Vectors] = dataclasses.field(default_factory=dict)
 
     def _may_fire(self, category: str) -> Mask:
         """Per sentence, whether it may fire ``category`` at all: a sentence that supposes
@@ -126,9 +137,10 @@ class SentenceScores:
             return np.ones(len(self.units), dtype=bool)
         return np.asarray([SUPPOSITION.search(u) is None for u in self.units], dtype=bool)
 
-    def by_exemplars(self, category: str, limit: Threshold) -> Mask:
-        """Per sentence, whether the nearest exemplars fire ``category``."""
-        if category not in self.similarity:
+    def by_exemplars(self, category: str, limit: Threshold, *, held: bool = True) -> Mask:
+        """Per sentence, whether the nearest exemplars fire ``category`` (with
+        ``held=False``: whether they reach its thresholds, even where they may not fire)."""
+        if category not in self.similarity or (held and not limit.exemplars_fire):
             return np.zeros(len(self.units), dtype=bool)
         passes: Mask = (
             (self.similarity[category] >= limit.similarity)
@@ -137,9 +149,12 @@ class SentenceScores:
         )
         return passes
 
-    def by_model(self, category: str, limit: Threshold, share: float = 1.0) -> Mask:
+    def by_model(
+        self, category: str, limit: Threshold, share: float = 1.0, *, gated: bool = True
+    ) -> Mask:
         """Per sentence, whether the learned model fires ``category`` (reaches ``share`` of
-        its threshold: below 1, whether the sentence is near it)."""
+        its threshold: below 1, whether the sentence is near it). ``gated=False`` leaves the
+        centred-margin gate out: what the model would fire on without it."""
         if limit.probability is None or category not in self.probability:
             return np.zeros(len(self.units), dtype=bool)
         passes: Mask = (self.probability[category] >= share * limit.probability) & self._may_fire(
@@ -147,12 +162,28 @@ class SentenceScores:
         )
         if limit.model_margin is not None and category in self.margin:
             passes &= self.margin[category] >= limit.model_margin
+        if gated and limit.centred_margin is not None and category in self.centred_margin:
+            passes &= self.centred_margin[category] >= limit.centred_margin
         return passes
+
+    def held(self, category: str, limit: Threshold) -> Mask:
+        """Per sentence, whether a detector would have fired ``category`` but the threshold
+        holds it back to *near*: the exemplars where they may not fire, the model below its
+        centred-margin gate."""
+        out: Mask = self.by_model(category, limit, gated=False) & ~self.by_model(category, limit)
+        if not limit.exemplars_fire:
+            out |= self.by_exemplars(category, limit, held=False)
+        return out
 
     def fires(self, category: str, limit: Threshold) -> bool:
         return bool(
             self.by_exemplars(category, limit).any() or self.by_model(category, limit).any()
         )
+
+
+THRESHOLD_KEYS = frozenset(
+    {"similarity", "margin", "probability", "model_margin", "centred_margin", "exemplars_fire"}
+)
 
 
 def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
@@ -174,13 +205,21 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
         for category, values in table.items():
             if category not in CATEGORIES:
                 raise ValueError(f"{THRESHOLDS_FILE}: unknown category {category!r}")
+            unknown = sorted(set(values) - THRESHOLD_KEYS)
+            if unknown:
+                raise ValueError(
+                    f"{THRESHOLDS_FILE} [{model}] {category}: unknown keys {', '.join(unknown)}"
+                )
             probability = values.get("probability")
             model_margin = values.get("model_margin")
+            centred = values.get("centred_margin")
             out[model][category] = Threshold(
                 float(values["similarity"]),
                 float(values["margin"]),
                 None if probability is None else float(probability),
                 None if model_margin is None else float(model_margin),
+                None if centred is None else float(centred),
+                bool(values.get("exemplars_fire", True)),
             )
     return out
 
@@ -217,6 +256,78 @@ def _default_thresholds() -> dict[str, dict[str, Threshold]]:
     return load_thresholds()
 
 
+class LanguageCentre:
+    """Takes each language's own direction out of a multilingual embedder's vectors.
+
+    Under multilingual-e5, two sentences in the same language are close for being in it: an
+    ordinary German sentence sits nearer a German self-harm exemplar than an English harmless
+    one, and the learned model reads "not English" as a little risky, since the exemplars it
+    learned from hold more foreign risks than foreign harmless sentences. Subtracting, from a
+    sentence's vector, the mean vector of the exemplars written in its language (and from
+    each exemplar the mean of its own language), then normalising again, leaves mostly what
+    the sentence says (round 13; the idea of centring multilingual vectors per language is
+    known from work on the language neutrality of such encoders). A language no exemplar is
+    written in is centred on the mean of all of them.
+    """
+
+    def __init__(self, indexes: Sequence[ExemplarIndex], language_of: LanguageOf) -> None:
+        self.indexes = tuple(indexes)
+        self.language_of = language_of
+        self._lock = threading.Lock()
+        self._ready: tuple[dict[str, Vectors], Vectors, dict[int, Vectors]] | None = None
+
+    def _build(self) -> tuple[dict[str, Vectors], Vectors, dict[int, Vectors]]:
+        if self._ready is None:
+            with self._lock:
+                if self._ready is None:
+                    matrices = [index.matrix() for index in self.indexes]
+                    languages = [
+                        np.asarray([self.language_of(t) or ENGLISH for t in i.exemplars.texts])
+                        for i in self.indexes
+                    ]
+                    stacked = np.vstack(matrices)
+                    every = np.concatenate(languages)
+                    means = {
+                        str(code): stacked[every == code].mean(axis=0)
+                        for code in sorted(set(every.tolist()))
+                    }
+                    overall = stacked.mean(axis=0)
+                    centred = {
+                        id(index): self._centre_rows(matrix, codes, means, overall)
+                        for index, matrix, codes in zip(
+                            self.indexes, matrices, languages, strict=True
+                        )
+                    }
+                    self._ready = (means, overall, centred)
+        return self._ready
+
+    @staticmethod
+    def _centre_rows(
+        vectors: Vectors,
+        codes: npt.NDArray[np.str_],
+        means: Mapping[str, Vectors],
+        overall: Vectors,
+    ) -> Vectors:
+        shifted = vectors - np.stack([means.get(str(c), overall) for c in codes])
+        return _unit(shifted)
+
+    def centre(self, vectors: Vectors, language: str | None) -> Vectors:
+        """``vectors`` (sentences of one text in ``language``) centred and normalised."""
+        means, overall, _ = self._build()
+        mean = means.get(language or ENGLISH, overall)
+        return _unit(vectors - mean)
+
+    def matrix(self, index: ExemplarIndex) -> Vectors:
+        """The exemplar vectors of ``index`` (one of this centre's), centred."""
+        return self._build()[2][id(index)]
+
+
+def _unit(vectors: Vectors) -> Vectors:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    out: Vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return out
+
+
 class SemanticSafety:
     """Scores a ticket's sentences against the safety exemplars with the right embedder."""
 
@@ -230,6 +341,7 @@ class SemanticSafety:
         thresholds: Mapping[str, Mapping[str, Threshold]] | None = None,
         models: Mapping[str, RiskModel] | None = None,
         near_share: float | Mapping[str, float] | None = None,
+        centres: Mapping[str, LanguageCentre] | None = None,
     ) -> None:
         self.indexes = {"minilm": english, **({"e5": multilingual} if multilingual else {})}
         #: Per embedder, more harmless text (the classifier's exemplars: questions, bug
@@ -247,25 +359,33 @@ class SemanticSafety:
             self.near_shares = dict.fromkeys(CATEGORIES, float(near_share))
         #: Per embedder, the learned model over sentence vectors (none: exemplars alone).
         self.models = dict(models or {})
+        #: Per multilingual embedder, its language centring (round 13).
+        self.centres = dict(centres or {})
 
     def model_for(self, ticket: Ticket) -> str:
         """``e5`` for a ticket not in English (when it is installed), else ``minilm``."""
+        return self._model_and_language(ticket)[0]
+
+    def _model_and_language(self, ticket: Ticket) -> tuple[str, str | None]:
         if "e5" not in self.indexes or self.language_of is None:
-            return "minilm"
+            return "minilm", ENGLISH
         language = self.language_of(ticket.text)
-        return "minilm" if language in (None, ENGLISH) else "e5"
+        return ("minilm" if language in (None, ENGLISH) else "e5"), language
 
     def scores(self, ticket: Ticket, sentences: Sequence[str] | None = None) -> SentenceScores:
         """Every sentence's similarity to each category and its margin over the negatives."""
         units = list(sentences) if sentences is not None else ticket_sentences(ticket)
-        model = self.model_for(ticket)
+        model, language = self._model_and_language(ticket)
         index = self.indexes[model]
         if not units:
             return SentenceScores(model, index, [], np.zeros((0, 0), np.float32), {}, {})
-        return self.scores_of(model, units, index.embed(units))
+        return self.scores_of(model, units, index.embed(units), language)
 
-    def scores_of(self, model: str, units: list[str], vectors: Vectors) -> SentenceScores:
-        """:meth:`scores` for sentences already embedded under ``model``."""
+    def scores_of(
+        self, model: str, units: list[str], vectors: Vectors, language: str | None = None
+    ) -> SentenceScores:
+        """:meth:`scores` for sentences already embedded under ``model``, written in
+        ``language`` (what a language centre, when the embedder has one, centres them on)."""
         index = self.indexes[model]
         sims = index.similarities(vectors)
         by_label = index.label_scores(sims)
@@ -282,7 +402,26 @@ class SemanticSafety:
             probability = {
                 c: v for c, v in learned.probabilities(vectors).items() if c in CATEGORIES
             }
-        return SentenceScores(model, index, units, sims, similarity, margin, probability)
+        centred = self._centred_margins(model, vectors, language)
+        return SentenceScores(model, index, units, sims, similarity, margin, probability, centred)
+
+    def _centred_margins(
+        self, model: str, vectors: Vectors, language: str | None
+    ) -> dict[str, Vectors]:
+        """Per category, the margin over the harmless examples with every vector centred on
+        its language (empty without a centre for ``model``)."""
+        centre = self.centres.get(model)
+        if centre is None:
+            return {}
+        index = self.indexes[model]
+        moved = centre.centre(vectors, language)
+        by_label = index.label_scores(np.einsum("ij,kj->ik", moved, centre.matrix(index)))
+        benign = by_label[BENIGN]
+        other = self.negatives.get(model)
+        if other is not None:
+            sims = np.einsum("ij,kj->ik", moved, centre.matrix(other))
+            benign = np.maximum.reduce([benign, *other.label_scores(sims).values()])
+        return {c: v - benign for c, v in by_label.items() if c in CATEGORIES}
 
     def findings(self, ticket: Ticket, sentences: Sequence[str] | None = None) -> list[Finding]:
         """For each category, the closest sentence of ``ticket``, most severe category first."""
@@ -298,11 +437,14 @@ class SemanticSafety:
             by_model = scored.by_model(category, limit)
             probability = scored.probability.get(category)
             share = self.near_shares[category]
-            near = (
-                scored.by_model(category, limit, share)
-                if share < 1.0 and not (by_exemplars.any() or by_model.any())
-                else np.zeros(len(scored.units), dtype=bool)
-            )
+            fired = bool(by_exemplars.any() or by_model.any())
+            near = np.zeros(len(scored.units), dtype=bool)
+            if not fired:
+                # A sentence near the risk: the model at a share of its threshold, or a
+                # detector held back to near by the threshold (round 13).
+                near = scored.held(category, limit)
+                if share < 1.0:
+                    near |= scored.by_model(category, limit, share)
             # The deciding sentence: the closest one the exemplars fire on, else the one the
             # model is surest of among those it fires on (or is near), else the closest.
             if by_exemplars.any():
@@ -360,15 +502,18 @@ def default_semantic_safety() -> SemanticSafety:
     negatives = {"minilm": ExemplarIndex(triage, minilm)}
     models = {"minilm": shipped_risk_model(minilm.model_id)}
     multilingual = None
+    centres = {}
     if multilingual_available():
         e5 = MultilingualE5()
         multilingual = ExemplarIndex(safety, e5)
         negatives["e5"] = ExemplarIndex(triage, e5)
         models["e5"] = shipped_risk_model(e5.model_id)
+        centres["e5"] = LanguageCentre((multilingual, negatives["e5"]), language_of)
     return SemanticSafety(
         ExemplarIndex(safety, minilm),
         multilingual,
         negatives=negatives,
         language_of=language_of,
         models={name: m for name, m in models.items() if m is not None},
+        centres=centres,
     )
