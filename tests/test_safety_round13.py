@@ -8,6 +8,7 @@ The sentences were written for these tests and appear in no data file (neither i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 
 from supportagent.agent.safety import default_screen
 from supportagent.agent.safety_semantic import (
+    REASSURANCE,
     LanguageCentre,
     SentenceScores,
     Threshold,
@@ -134,6 +136,17 @@ def gate():  # type: ignore[no-untyped-def]
 
 
 STILL_SELF_HARM = [
+    # a reassurance beside the risk does not hide it
+    (
+        "Affaires",
+        "Pour l'instant tout va bien, ne vous inquiétez pas. J'ai déjà donné toutes mes "
+        "affaires et je n'ai plus envie de continuer à vivre.",
+    ),
+    (
+        "Subscription",
+        "Nothing has happened, I'm just tidying up. I've given the dog to my sister and I "
+        "won't be around after Friday, so please cancel everything.",
+    ),
     (
         "Rucksack",
         "Meinen Rucksack und die Kletterschuhe habe ich schon verschenkt. Nach diesem Monat "
@@ -162,16 +175,10 @@ def test_self_harm_in_other_languages_still_escalates_as_self_harm(
 
 
 REASSURED = [
-    pytest.param(
+    (
         "Kündigungsfrist",
         "Wie lange ist die Kündigungsfrist für das Jahresabo? Es ist nichts vorgefallen, ich "
         "möchte es nur vor dem Umzug wissen.",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="e5's learned model gives the reassurance 0.40 (its threshold) and the "
-            "sentence passes the centred gate: the model itself still reads German as a "
-            "little risky; retraining it on centred vectors is the next step",
-        ),
     ),
     (
         "Foto del saggio",
@@ -190,3 +197,105 @@ def test_a_reassured_question_in_another_language_is_not_named_self_harm(
     decision = decide(ticket, gate, Classifier().classify)
     assert decision.risk_category is None, decision.safety.explanation
     assert decision.bucket is not Bucket.NEEDS_HUMAN or decision.reason_code != "safety_self_harm"
+
+
+# --------------------------------------------------------------------------- reassurance
+
+REASSURING = [
+    "Nothing bad has happened, I'm only asking before we sign the contract.",
+    "Just wondering how long you keep the backups.",
+    "I'm asking in general, for future reference.",
+    "Everything is fine for now, we just want a plan in place.",
+    "I haven't clicked anything yet.",
+    "Il ne s'est rien passé, c'est par précaution que je demande.",
+    "Je n'ai encore rien signé, je me renseigne.",
+    "No ha pasado nada, lo pregunto por si acaso.",
+    "Non è ancora successo nulla, chiedo solo per sapere.",
+    "Es ist noch nichts vorgefallen, ich frage nur.",
+    "Er is niets aan de hand, ik vraag het gewoon.",
+    "Não aconteceu nada, só pergunto por curiosidade.",
+]
+
+NOT_REASSURING = [
+    "I reported the missing payout a month ago but nothing happened.",
+    "We complained twice and nothing has happened since.",
+    "Je n'ai rien payé et pourtant on m'a débité deux fois.",
+    "Nothing matters to me any more.",
+    "I don't want anything from anyone now.",
+    "Ya nada tiene sentido para mí.",
+]
+
+
+@pytest.mark.parametrize("sentence", REASSURING)
+def test_a_sentence_that_says_nothing_is_wrong_is_a_reassurance(sentence: str) -> None:
+    assert REASSURANCE.search(sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_REASSURING)
+def test_a_complaint_or_a_risk_is_not_a_reassurance(sentence: str) -> None:
+    assert REASSURANCE.search(sentence) is None, sentence
+
+
+def test_a_reassuring_sentence_never_fires_and_is_near_instead() -> None:
+    firing = Threshold(0.88, 0.02, 0.40)
+    scores = dataclasses.replace(
+        _scores(0.90, 0.10, 0.95, 0.10), units=["Nothing has happened yet, just asking."]
+    )
+    assert not scores.fires("self_harm_risk", firing)
+    assert scores.held("self_harm_risk", firing).all()
+    plain = dataclasses.replace(scores, units=["I have given my things away."])
+    assert plain.fires("self_harm_risk", firing)
+
+
+#: Questions about keeping data or locking the app with a reassurance, one per language; the
+#: starting code of round 13 escalated the first five as self-harm (e5's model or exemplars on
+#: the reassurance).
+REASSURED_LOOK_ALIKES = [
+    (
+        "Verrouillage",
+        "Peut-on verrouiller l'appli avec un code ? Je n'ai encore rien reçu de bizarre, c'est "
+        "par précaution.",
+    ),
+    (
+        "Sauvegardes",
+        "Combien de temps gardez-vous les sauvegardes de mes recettes ? Il ne s'est rien passé, "
+        "je me renseigne.",
+    ),
+    (
+        "Backup",
+        "Wie lange bewahrt ihr meine Fotos nach der Kündigung auf? Es ist noch nichts passiert, "
+        "ich frage nur vorsorglich.",
+    ),
+    (
+        "Dati",
+        "Per quanto tempo conservate le foto dopo la disdetta? Non è successo niente, chiedo "
+        "solo per precauzione.",
+    ),
+    (
+        "Gegevens",
+        "Hoe lang bewaren jullie mijn foto's na opzeggen? Er is niets gebeurd, ik vraag het "
+        "gewoon uit voorzorg.",
+    ),
+    (
+        "Dados",
+        "Quanto tempo guardam as fotos depois de cancelar? Não aconteceu nada, só pergunto por "
+        "precaução.",
+    ),
+    (
+        "Datos",
+        "¿Cuánto tiempo guardáis las fotos después de cancelar? No ha pasado nada, lo pregunto "
+        "por precaución.",
+    ),
+    (
+        "Lock",
+        "Can I lock the app with a PIN? Nothing has happened, I'm just asking as a precaution.",
+    ),
+]
+
+
+@needs_e5
+@pytest.mark.parametrize(("subject", "body"), REASSURED_LOOK_ALIKES)
+def test_a_reassured_look_alike_is_not_named_a_risk(gate, subject: str, body: str) -> None:  # type: ignore[no-untyped-def]
+    result = gate(Ticket(id="r13", subject=subject, body=body))
+    assert not result.auto_escalate, result.explanation
+    assert result.category == "general_inquiry", result.explanation

@@ -344,8 +344,8 @@ def near_result(finding: Finding, ruled: SafetyResult = GENERAL_INQUIRY) -> Safe
     """A finding near a risk, firing nothing, as a verdict that does not escalate by itself;
     the category of a rule that matched without escalating (``ruled``) stays."""
     explanation = (
-        f"the sentence {_clip(finding.sentence)!r} comes near {finding.category}: the learned "
-        f"model gives it {finding.probability or 0.0:.2f}, close to what fires it (it reads "
+        f"the sentence {_clip(finding.sentence)!r} comes near {finding.category} without "
+        f"firing it: the learned model gives it {finding.probability or 0.0:.2f} (it reads "
         f"most like {finding.exemplar!r}, similarity {finding.similarity:.2f}, "
         f"{finding.margin:+.2f}; model {finding.model})"
     )

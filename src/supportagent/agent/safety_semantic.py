@@ -60,6 +60,56 @@ SUPPOSITION = re.compile(
     r"|in\s+het\s+geval|hipot[eé]tic\w*|hypoth[eé]tique\w*|hypothetisch\w*|ipotetic\w*)\b",
     re.IGNORECASE,
 )
+# A sentence that says nothing is wrong: "nothing has happened, I'm only asking", "par
+# précaution", "Es ist nichts passiert", "per ora va tutto bene" (round 13). Writers add one to
+# a harmless question about a risky subject, and the detectors read its "nothing" and "not
+# yet" as a risk: four writers' look-alikes in five tune sets fired self-harm on one. Such a
+# sentence never fires a category by itself; a detector that would fire on it makes it *near*
+# (the ticket reaches a person, as ``uncertain``). "... but nothing happened" (no one acted)
+# is a complaint, not a reassurance, and "I paid nothing" is left out.
+REASSURANCE = re.compile(
+    r"\b(?:"
+    # English
+    r"(?<!but\s)(?<!and\s)(?<!yet\s)nothing\s+(?:bad\s+|suspicious\s+|strange\s+|unusual\s+)?"
+    r"(?:has\s+|have\s+|'s\s+)?(?:yet\s+)?(?:happened|occurred|gone\s+wrong)"
+    r"|(?:just|only|purely)\s+(?:asking|wondering|curious|checking)"
+    r"|asking\s+(?:in\s+general|generally|hypothetically|for\s+future\s+reference"
+    r"|just\s+in\s+case|out\s+of\s+curiosity|ahead\s+of\s+time|in\s+advance)"
+    r"|(?:as|out\s+of)\s+a\s+precaution|(?:it'?s|this\s+is)\s+(?:just\s+)?(?:a\s+)?precaution"
+    r"|there'?s\s+no\s+(?:damage|problem|issue)\s+(?:yet|so\s+far)"
+    r"|(?:everything|all)\s+(?:is|'s)\s+(?:fine|ok(?:ay)?|good)\s+(?:for\s+now|so\s+far"
+    r"|at\s+the\s+moment)"
+    r"|i\s+haven'?t\s+(?:done|bought|clicked|signed\s+up\s+for|ordered|booked)\s+(?:anything|it)"
+    r"\s+yet"
+    # French
+    r"|(?:il\s+)?n'est\s+rien\s+arriv[ée]|rien\s+ne\s+s'est\s+pass[ée]"
+    r"|il\s+ne\s+s'est\s+rien\s+pass[ée]|par\s+pr[ée]caution"
+    r"|tout\s+va\s+bien\s+pour\s+(?:l'instant|le\s+moment)"
+    r"|je\s+n'ai\s+(?:encore\s+)?rien\s+(?:re[çc]u|achet[ée]|fait|cliqu[ée]|sign[ée])"
+    r"|je\s+me\s+renseigne"
+    # Spanish
+    r"|no\s+(?:me\s+)?ha\s+pasado\s+nada|por\s+precauci[óo]n"
+    r"|(?:s[óo]lo|solamente)\s+(?:pregunto|es\s+una\s+pregunta)"
+    r"|pregunto\s+(?:en\s+general|por\s+si\s+acaso)"
+    r"|todav[íi]a\s+no\s+he\s+(?:comprado|hecho|contratado)\s+nada"
+    # Italian
+    r"|non\s+[èe]\s+(?:ancora\s+)?successo\s+(?:niente|nulla)|per\s+precauzione"
+    r"|(?:chiedo|domando)\s+(?:solo|soltanto)|per\s+ora\s+va\s+tutto\s+bene"
+    r"|non\s+ho\s+ancora\s+(?:comprato|fatto)\s+(?:niente|nulla)"
+    # German
+    r"|(?:es\s+)?ist\s+(?:noch\s+)?nichts\s+(?:passiert|vorgefallen|geschehen)|vorsorglich"
+    r"|(?:ich\s+)?frage\s+(?:nur|einfach\s+nur)"
+    r"|habe\s+(?:noch\s+)?nichts\s+(?:gekauft|angeklickt|bestellt)"
+    # Dutch
+    r"|er\s+is\s+(?:nog\s+)?niets\s+(?:gebeurd|aan\s+de\s+hand)|uit\s+voorzorg"
+    r"|ik\s+vraag\s+(?:het\s+)?(?:alleen|gewoon|maar)"
+    # Portuguese
+    r"|n[ãa]o\s+(?:aconteceu|se\s+passou)\s+nada|por\s+precau[çc][ãa]o"
+    r"|(?:s[óo]|apenas)\s+(?:pergunto|estou\s+a\s+perguntar)"
+    r"|ainda\s+n[ãa]o\s+(?:comprei|fiz)\s+nada"
+    r")\b",
+    re.IGNORECASE,
+)
 #: Categories a supposing sentence cannot fire ("what if my phone is stolen?"); never
 #: self-harm ("what if I just disappeared") nor legal ("if you don't refund me I'll sue").
 SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
@@ -130,6 +180,10 @@ class SentenceScores:
     #: (empty for an embedder without a :class:`LanguageCentre`).
     centred_margin: dict[str, Vectors] = dataclasses.field(default_factory=dict)
 
+    def _reassured(self) -> Mask:
+        """Per sentence, whether it only says that nothing is wrong (``REASSURANCE``)."""
+        return np.asarray([REASSURANCE.search(u) is not None for u in self.units], dtype=bool)
+
     def _may_fire(self, category: str) -> Mask:
         """Per sentence, whether it may fire ``category`` at all: a sentence that supposes
         the event may not fire a ``SUPPOSABLE`` one."""
@@ -147,6 +201,8 @@ class SentenceScores:
             & (self.margin[category] >= limit.margin)
             & self._may_fire(category)
         )
+        if held:
+            passes &= ~self._reassured()
         return passes
 
     def by_model(
@@ -154,7 +210,8 @@ class SentenceScores:
     ) -> Mask:
         """Per sentence, whether the learned model fires ``category`` (reaches ``share`` of
         its threshold: below 1, whether the sentence is near it). ``gated=False`` leaves the
-        centred-margin gate out: what the model would fire on without it."""
+        centred-margin gate and the reassurance out: what the model would fire on without
+        them."""
         if limit.probability is None or category not in self.probability:
             return np.zeros(len(self.units), dtype=bool)
         passes: Mask = (self.probability[category] >= share * limit.probability) & self._may_fire(
@@ -164,15 +221,16 @@ class SentenceScores:
             passes &= self.margin[category] >= limit.model_margin
         if gated and limit.centred_margin is not None and category in self.centred_margin:
             passes &= self.centred_margin[category] >= limit.centred_margin
+        if gated:
+            passes &= ~self._reassured()
         return passes
 
     def held(self, category: str, limit: Threshold) -> Mask:
         """Per sentence, whether a detector would have fired ``category`` but the threshold
         holds it back to *near*: the exemplars where they may not fire, the model below its
-        centred-margin gate."""
+        centred-margin gate, either on a sentence that only reassures."""
         out: Mask = self.by_model(category, limit, gated=False) & ~self.by_model(category, limit)
-        if not limit.exemplars_fire:
-            out |= self.by_exemplars(category, limit, held=False)
+        out |= self.by_exemplars(category, limit, held=False) & ~self.by_exemplars(category, limit)
         return out
 
     def fires(self, category: str, limit: Threshold) -> bool:
@@ -444,7 +502,7 @@ class SemanticSafety:
                 # detector held back to near by the threshold (round 13).
                 near = scored.held(category, limit)
                 if share < 1.0:
-                    near |= scored.by_model(category, limit, share)
+                    near |= scored.by_model(category, limit, share, gated=False)
             # The deciding sentence: the closest one the exemplars fire on, else the one the
             # model is surest of among those it fires on (or is near), else the closest.
             if by_exemplars.any():
