@@ -200,3 +200,15 @@ def test_the_llm_engine_does_not_answer_near_a_risk(tmp_path: Path) -> None:
     assert plain.bucket is Bucket.ANSWERABLE, plain
     assert near.bucket is Bucket.NEEDS_HUMAN and near.reason_code == "uncertain"
     assert near.decided_by == "safety"
+
+
+def test_a_rule_that_escalates_keeps_its_reason_code_near_another_risk() -> None:
+    """Round 13: a security rule that escalates is not turned into ``near_risk`` by a sentence
+    near self-harm; the near finding joins its explanation."""
+    text = "Somebody pushed our live API key to a public repo last night."
+    ruled = screen(text)
+    assert ruled.auto_escalate and ruled.category == "security_incident"
+    result = _gate(_finding(fired=False, near=True))(Ticket("N-4", "Key", text))
+    assert result.auto_escalate and result.category == "security_incident"
+    assert result.reason_code == ruled.reason_code
+    assert "comes near security_incident" in (result.explanation or "")

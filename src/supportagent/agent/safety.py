@@ -275,6 +275,13 @@ class SafetyScreen:
         if finding is None:
             return _explained(ruled)
         if not finding.fired:
+            if ruled.auto_escalate:
+                # A rule that escalates decides, with its own reason code; the sentence near
+                # another risk is added to its explanation (round 13: the reason code was
+                # ``near_risk`` before, which hid the rule's category from the queue).
+                decided = _explained(ruled)
+                near = _near_explanation(finding)
+                return replace(decided, explanation=f"{decided.explanation}; {near}")
             # Near a risk, firing nothing: the gate lets the ticket through with the finding,
             # so that the classifier escalates it rather than answer (round 7). A rule that
             # matched without escalating (an outage, a billing question) keeps its category.
@@ -343,12 +350,7 @@ def semantic_result(finding: Finding, rules: Sequence[SafetyRule] | None = None)
 def near_result(finding: Finding, ruled: SafetyResult = GENERAL_INQUIRY) -> SafetyResult:
     """A finding near a risk, firing nothing, as a verdict that does not escalate by itself;
     the category of a rule that matched without escalating (``ruled``) stays."""
-    explanation = (
-        f"the sentence {_clip(finding.sentence)!r} comes near {finding.category} without "
-        f"firing it: the learned model gives it {finding.probability or 0.0:.2f} (it reads "
-        f"most like {finding.exemplar!r}, similarity {finding.similarity:.2f}, "
-        f"{finding.margin:+.2f}; model {finding.model})"
-    )
+    explanation = _near_explanation(finding)
     if ruled.matched_rule is not None:
         explanation = f"rule {ruled.matched_rule!r} matched {ruled.matched_text!r}; {explanation}"
         return replace(ruled, reason_code=NEAR_RISK, detector="semantic", explanation=explanation)
@@ -360,6 +362,15 @@ def near_result(finding: Finding, ruled: SafetyResult = GENERAL_INQUIRY) -> Safe
         detector="semantic",
         score=finding.similarity,
         explanation=explanation,
+    )
+
+
+def _near_explanation(finding: Finding) -> str:
+    return (
+        f"the sentence {_clip(finding.sentence)!r} comes near {finding.category} without "
+        f"firing it: the learned model gives it {finding.probability or 0.0:.2f} (it reads "
+        f"most like {finding.exemplar!r}, similarity {finding.similarity:.2f}, "
+        f"{finding.margin:+.2f}; model {finding.model})"
     )
 
 
