@@ -215,7 +215,12 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         # "The oldest release of the app", "which build": a version by another name.
         _PATTERNS.compile(
             r"\b(?:which|what|minimum|min|oldest|latest|newest)\b.{0,40}\b(?:versions?|"
-            r"releases?|builds?)\b",
+            r"releases?|builds?)\b|"
+            # "What system software does an iPhone need?" (round 11 of the drafter): the
+            # operating system's version by another name.
+            r"\b(?:which|what|minimum|min|oldest)\b.{0,30}\b(?:system software|operating "
+            r"system|os|firmware)\b.{0,30}\b(?:need|needs|needed|require|required|requires|"
+            r"run|runs|support|supported)\b",
             re.IGNORECASE,  # "What version ...?" starts a sentence
         ),
     ),
@@ -489,6 +494,14 @@ _BOLD_NAME = _PATTERNS.compile(r"\*\*[A-Z][^*]{1,40}\*\*")
 _TIME_UNITS = frozenset({"millisecond", "second", "minute", "hour", "day", "week", "month", "year"})
 
 
+def _new_name(text: str, asked: str) -> bool:
+    """A capitalised word inside ``text`` that the question does not already say: "each
+    with one role" names nothing for "Which role can cancel Echofold?" because of its
+    "Echofold" (round 11 of the drafter: the product's own name is no answer)."""
+    said = {w.lower() for w in re.findall(r"[A-Za-z]+", asked)}
+    return any(m.group(0).lower() not in said for m in _CAPITALISED_INSIDE.finditer(text))
+
+
 def has_answer(text: str, question: Question) -> bool:
     """True when ``text`` contains the kind of thing ``question`` asks for.
 
@@ -527,7 +540,7 @@ def has_answer(text: str, question: Question) -> bool:
     if kind is AnswerKind.NAME:
         named = (
             _CODE.search(text) is not None
-            or _CAPITALISED_INSIDE.search(text) is not None
+            or _new_name(text, question.text)
             or _BOLD_LABEL.match(text) is not None
             # "With **Remote join** switched on, ...": a label shown in bold is a name.
             or _BOLD_NAME.search(text) is not None
