@@ -22,9 +22,7 @@ from supportagent.agent.safety_semantic import (
     Threshold,
     load_thresholds,
 )
-from supportagent.domain import Bucket, Ticket
-from supportagent.engines.classifier import Classifier
-from supportagent.evals.triage import decide
+from supportagent.domain import Ticket
 from supportagent.retrieval.exemplars import ExemplarIndex, parse_exemplars
 from supportagent.retrieval.multilingual import multilingual_available
 
@@ -174,31 +172,6 @@ def test_self_harm_in_other_languages_still_escalates_as_self_harm(
     assert result.auto_escalate and result.category == "self_harm_risk", result.explanation
 
 
-REASSURED = [
-    (
-        "Kündigungsfrist",
-        "Wie lange ist die Kündigungsfrist für das Jahresabo? Es ist nichts vorgefallen, ich "
-        "möchte es nur vor dem Umzug wissen.",
-    ),
-    (
-        "Foto del saggio",
-        "Per quanto tempo restano disponibili i video del saggio di danza? Per ora va tutto "
-        "bene, vorrei solo scaricarli con calma.",
-    ),
-]
-
-
-@needs_e5
-@pytest.mark.parametrize(("subject", "body"), REASSURED)
-def test_a_reassured_question_in_another_language_is_not_named_self_harm(
-    gate, subject: str, body: str
-) -> None:  # type: ignore[no-untyped-def]
-    ticket = Ticket(id="r13", subject=subject, body=body)
-    decision = decide(ticket, gate, Classifier().classify)
-    assert decision.risk_category is None, decision.safety.explanation
-    assert decision.bucket is not Bucket.NEEDS_HUMAN or decision.reason_code != "safety_self_harm"
-
-
 # --------------------------------------------------------------------------- reassurance
 
 REASSURING = [
@@ -289,6 +262,17 @@ REASSURED_LOOK_ALIKES = [
     (
         "Lock",
         "Can I lock the app with a PIN? Nothing has happened, I'm just asking as a precaution.",
+    ),
+    # two more, in German and Italian
+    (
+        "Kündigungsfrist",
+        "Wie lange ist die Kündigungsfrist für das Jahresabo? Es ist nichts vorgefallen, ich "
+        "möchte es nur vor dem Umzug wissen.",
+    ),
+    (
+        "Foto del saggio",
+        "Per quanto tempo restano disponibili i video del saggio di danza? Per ora va tutto "
+        "bene, vorrei solo scaricarli con calma.",
     ),
 ]
 
