@@ -3,7 +3,10 @@
 from product_sets import BlindProductChecks
 
 #: Each planted conflict and the resolved ticket that holds its scoped side.
-CONFLICT_TICKETS = {"enterprise-export-link-days": "RT-1003", "members-import-upload-size": "RT-1006"}
+CONFLICT_TICKETS = {
+    "enterprise-export-link-days": "RT-1003",
+    "members-import-upload-size": "RT-1006",
+}
 
 
 class TestLumenrow(BlindProductChecks):
