@@ -119,6 +119,12 @@ class EvidenceGate:
         return decision, detail
 
 
+def signals_agree(hit: Hit) -> bool:
+    """Both BM25 on bodies and dense search rank ``hit`` among their first three."""
+    ranks = {name: signal.rank for name, signal in hit.signals.items()}
+    return ranks.get("body", 99) <= 3 and ranks.get("dense", 99) <= 3
+
+
 def evidence_signals(
     ticket: Ticket, hits: Sequence[Hit], terms: set[str], source: EvidenceSource
 ) -> dict[str, Any]:
@@ -128,7 +134,6 @@ def evidence_signals(
         found.update(_passage_terms(hit.passage.title, hit.passage.text))
     top = hits[0]
     runner_up = next((h.score for h in hits[1:] if h.passage.doc_id != top.passage.doc_id), 0.0)
-    ranks = {name: signal.rank for name, signal in top.signals.items()}
     similarities = source.similarity(ticket_content(ticket), [h.id for h in hits])
     closest = None
     if similarities:
@@ -139,8 +144,7 @@ def evidence_signals(
         "closest": closest,
         "fused": round(top.score, 4),
         "margin": round(top.score - runner_up, 4),
-        # Both signals rank the top hit among their first three: they agree on it.
-        "agree": ranks.get("body", 99) <= 3 and ranks.get("dense", 99) <= 3,
+        "agree": signals_agree(top),
         "coverage": round(weighted_coverage(terms, found, source.idf), 4),
         "missing": sorted(t for t in terms if t not in found)[:8],
     }

@@ -210,6 +210,17 @@ class Knowledge:
                         out.append(extra)
         return out
 
+    def sibling_passages(self, passages: Sequence[Passage]) -> list[Passage]:
+        """The other sections of the article the best passage comes from (none when the best
+        is a resolved ticket). Passage search can rank an article's introduction first and
+        leave out the section that answers ("Which role may change the plan?" finds "Team
+        roles" by its first paragraph, not by its list of roles)."""
+        top = next(iter(passages), None)
+        if top is None or top.kind is not DocKind.KB:
+            return []
+        have = {p.id for p in passages}
+        return [p for p in self.retriever.passages_of(top.doc_id) if p.id not in have]
+
     def idf(self, term: str) -> float:
         """Rarity of ``term`` across passage bodies; a term the corpus never uses weighs most."""
         return self.retriever.idf(term)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from supportagent.agent.conflicts import confirm_model_conflicts
-from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate
+from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate, signals_agree
 from supportagent.agent.facts import Fact, extract_facts, find_conflicts
 from supportagent.agent.grounding import (
     check_grounding,
@@ -263,6 +263,14 @@ class Pipeline:
             draft, verdict = self._draft_and_check(
                 ticket, hits, gate, trace, notify, translated=foreign
             )
+            if not draft.sentences and getattr(self.engine, "quotes_evidence", False):
+                # Nothing found answers: the best article's other sections, once (no model
+                # call is spent: only an engine that quotes the evidence looks again).
+                more = self._sections(ticket, hits, trace)
+                if more:
+                    draft, verdict = self._draft_and_check(
+                        ticket, [*hits, *more], gate, trace, notify, translated=foreign
+                    )
         except ModelError as exc:
             # The model misbehaved (or this ticket spent its budget): a person takes over.
             self._record_model_calls(trace)
@@ -401,6 +409,26 @@ class Pipeline:
                 have.add(hit.id)
                 out.append(Hit(hit.passage, len(out) + 1, hit.score, hit.signals))
         return out
+
+    def _sections(self, ticket: Ticket, hits: Sequence[Hit], trace: _Trace) -> list[Hit]:
+        """The best article's other sections, the best few by meaning, when both searches put
+        that article first (round 11 of the drafter): passage search can rank an article's
+        introduction and leave out the section that answers. When only one search ranks the
+        top hit, its other sections are more wrong passages to quote from, so none."""
+        if not hits or not signals_agree(hits[0]):
+            return []
+        siblings = self.knowledge.sibling_passages([h.passage for h in hits])
+        similar = (
+            self.knowledge.similarity(ticket_prose(ticket), [p.id for p in siblings])
+            if siblings
+            else None
+        )
+        if not similar:
+            return []
+        order = sorted(range(len(siblings)), key=lambda i: -similar[i])[:SIBLING_HITS]
+        extra = [Hit(siblings[i], len(hits) + n + 1, 0.0) for n, i in enumerate(order)]
+        trace.add("retrieve", "sections", query="", hits=[hit_to_json(h) for h in extra])
+        return extra
 
     def _search(self, gate: ToolGate, query: str) -> list[Hit]:
         k = self.config.evidence_k
@@ -579,6 +607,8 @@ class Pipeline:
 PER_QUESTION_HITS = 2
 #: Passages of the articles that resolved tickets in the evidence link to.
 LINKED_HITS = 2
+#: Other sections of the best article, added for the drafter.
+SIBLING_HITS = 2
 
 
 def _value_pair(a: Fact, b: Fact, *, one_sided: bool = False) -> dict[str, Any]:
