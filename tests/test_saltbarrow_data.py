@@ -1,4 +1,4 @@
-"""Shape of eval/saltbarrow: a blind product (every ticket is `test`), its articles and key facts."""
+"""Shape of eval/saltbarrow: a blind product (every ticket is `test`), its articles and facts."""
 
 from product_sets import BlindProductChecks
 
