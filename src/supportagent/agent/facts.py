@@ -446,10 +446,11 @@ def clock_values(text: str) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
-#: "up to 12 hives", "as many as 30 hive stands": a limit on a count of things.
+#: "up to 12 hives", "as many as 30 hive stands", "no more than three reminders": a limit on a
+#: count of things, in digits or in words.
 _LIMIT_COUNT = _PATTERNS.compile(
     r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+"
-    r"(\d+(?:,\d{3})*)\s+([a-z][a-z-]+)\b",
+    rf"(\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+([a-z][a-z-]+)\b",
     re.IGNORECASE,
 )
 _NOT_COUNTED = frozenset({"of", "more", "per", "a", "an", "the", "in", "on", "at", "for", "to"})
@@ -464,7 +465,10 @@ def limit_counts(text: str) -> list[Quantity]:
         if noun in UNITS or noun in _QUALIFIERS or noun in _NOT_COUNTED:
             continue
         stem = noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
-        value = Decimal(match.group(1).replace(",", ""))
+        number = match.group(1)
+        if number.lower() in ("a", "an"):
+            continue  # "up to a dozen", "at most an hour": no count given
+        value = Decimal(number.replace(",", "")) if number[0].isdigit() else word_value(number)
         raw_start = match.start(1)
         found.append(
             Quantity(value, f"count:{stem}", text[raw_start : match.end()], raw_start, match.end())
@@ -1047,6 +1051,7 @@ def find_conflicts(
         for i in range(len(facts))
         for j in range(i + 1, len(facts))
         if _candidates(facts[i], facts[j], facts)
+        or _linked_counts(facts[i], facts[j], facts, links)
     ]
     if not pairs:
         return []
@@ -1133,6 +1138,32 @@ def _closest_linked(
         if key not in best or alike > best[key][0]:
             best[key] = (alike, (i, j))
     return {pair for _, pair in best.values()}
+
+
+def _linked_counts(a: Fact, b: Fact, facts: Sequence[Fact], links: Links | None) -> bool:
+    """True when a resolved ticket and the article it links to each limit one count of
+    things and name the things differently: "no more than three reminders per vaccine" and
+    "up to five notices go out" count one thing (round 12 of the drafter; a count's unit is
+    its noun, so they are not of one dimension). Each document must give no other count, so
+    that "up to 12 hives" and "up to 30 hive stands" of one article stay two things, and the
+    article must say its count holds everywhere ("the same for every vaccine"): a count that
+    claims no such reach ("at most 30 jobs per technician") is of its own thing ("up to 4
+    technicians per job")."""
+    if links is None or {a.kind, b.kind} != {DocKind.KB, DocKind.RESOLVED}:
+        return False
+    article = a if a.kind is DocKind.KB else b
+    if not article.universal:
+        return False
+    if a.dimension == b.dimension or not all(x.dimension.startswith("count:") for x in (a, b)):
+        return False
+    if not (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id)):
+        return False
+    if a.value == b.value or a.conditions != b.conditions or a.listed or b.listed:
+        return False
+    return all(
+        sum(1 for f in facts if f.doc_id == x.doc_id and f.dimension.startswith("count:")) == 1
+        for x in (a, b)
+    )
 
 
 def _one_each(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:

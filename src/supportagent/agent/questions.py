@@ -473,6 +473,16 @@ _DURATION_WORDS = _PATTERNS.compile(
     re.IGNORECASE,
 )
 _HOW_OFTEN = _PATTERNS.compile(r"\bhow (?:often|frequently|soon|quickly)\b", re.IGNORECASE)
+#: "How many times and for how long do you retry?" asks for a count of times besides a
+#: duration (round 12 of the drafter); "tries again up to 6 times over 12 hours" gives both.
+_HOW_MANY_TIMES = _PATTERNS.compile(
+    r"\bhow many (?:more )?(?:times|attempts|retries|tries)\b", re.I
+)
+_TIMES_GIVEN = _PATTERNS.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)"
+    r"\s+(?:more\s+)?(?:times|attempts|retries|tries)\b|\b(?:once|twice)\b",
+    re.IGNORECASE,
+)
 _FREQUENCY_WORDS = _PATTERNS.compile(
     r"\b(?:hourly|daily|weekly|fortnightly|monthly|yearly|annually)\b"
     r"|\b(?:once|twice) (?:a|an|per|every) (?:hour|day|week|month|year)\b"
@@ -512,6 +522,8 @@ def has_answer(text: str, question: Question) -> bool:
     if kind is AnswerKind.DURATION:
         # "Paid once a week" says how often or how soon, not how long anything lasts.
         often = _HOW_OFTEN.search(question.text) and _FREQUENCY_WORDS.search(text)
+        if _HOW_MANY_TIMES.search(question.text) and not _TIMES_GIVEN.search(text):
+            return False
         return (
             any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text))
             or bool(_DURATION_WORDS.search(text))

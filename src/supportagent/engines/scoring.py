@@ -320,7 +320,14 @@ class UnitScorer:
     def plans_of(self, unit: Unit) -> frozenset[str]:
         """The plans ``unit`` limits itself to: "on the Network plan", "On Team, ...", or a
         bullet's label ("Branch: 25 GB"); not a plan it only mentions ("a trial with the
-        features of the Network plan")."""
+        features of the Network plan"). A bullet labelled with a plan is about that plan
+        alone: "**Hospital**, $329: ... everything in Clinic plus ..." only mentions Clinic
+        (round 12 of the drafter)."""
+        labelled = {
+            f"plan:{label}" for label in (_label(unit), _item_name(unit)) if label in self._plans
+        }
+        if labelled:
+            return frozenset(labelled)
         found = {
             f"plan:{name}"
             for name in self._plans
@@ -328,9 +335,6 @@ class UnitScorer:
             # "Harbour allows up to 10 agents, Fleet up to 50": the plan gives the value.
             or re.search(rf"\b{re.escape(name.title())}\s+{_PLAN_GIVES}", unit.text)
         }
-        for label in (_label(unit), _item_name(unit)):
-            if label in self._plans:
-                found.add(f"plan:{label}")
         return frozenset(found)
 
     def scope_fit(self, unit: Unit) -> float:

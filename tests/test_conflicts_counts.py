@@ -1,0 +1,105 @@
+"""Round 12 of the drafter (tenth session, from Pawledger released as tune): a limit on a count
+of things said in words ("no more than three reminders") is a fact, and a resolved ticket that
+counts the same thing under another name ("up to five notices") conflicts with the article it
+links to. Two counts of two things in one article stay apart, and so do unlinked documents.
+
+Passages written for these tests (an invented allotment-society app); in no data file."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from drafting import minilm, resolved
+from drafting import section as kb
+from supportagent.agent.facts import extract_facts, find_conflicts, limit_counts, stated_by
+from supportagent.agent.grounding import check_grounding
+from supportagent.domain import Draft, DraftSentence, Passage
+
+
+def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
+    known = links or {}
+    return find_conflicts(
+        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "raw", "value", "unit"),
+    [
+        ("You get no more than three warnings a season.", "three warnings", 3, "count:warning"),
+        ("Up to twenty-four guests can come.", "twenty-four guests", 24, "count:guest"),
+        ("A committee has at most 9 trustees.", "9 trustees", 9, "count:trustee"),
+    ],
+)
+def test_a_limit_on_a_count_in_digits_or_words(text: str, raw: str, value: int, unit: str) -> None:
+    [found] = limit_counts(text)
+    assert (found.raw, found.value, found.unit) == (raw, Decimal(value), unit)
+
+
+def test_no_count_without_a_number() -> None:
+    assert limit_counts("You can bring up to a dozen seedlings.") == []
+
+
+ARTICLE = kb(
+    "kb-warnings",
+    "Untidy plot warnings",
+    "The society sends warnings about an untidy plot by email. That makes no more than three "
+    "warnings per plot each season. The number is the same for every site and cannot be "
+    "changed.",
+    title="Plot inspections",
+)
+TICKET = resolved(
+    "RT-77",
+    "Our site has a waiting list; do untidy plots get handled differently?",
+    "Yes. On sites with a waiting list, up to five notices go to the plot holder before the "
+    "plot is offered to the next person.",
+)
+
+
+def test_a_count_under_another_name_in_a_linked_ticket_conflicts() -> None:
+    [conflict] = conflicts_of(ARTICLE, TICKET, links={"RT-77": ("kb-warnings",)})
+    assert {conflict.general.quantity.raw, conflict.specific.quantity.raw} == {
+        "three warnings",
+        "five notices",
+    }
+    for side in conflict.sides:
+        draft = Draft((DraftSentence(side.sentence, (side.passage_id,)),), 0.9)
+        verdict = check_grounding(draft, [ARTICLE, TICKET], conflicts=[conflict])
+        assert [p.code for p in verdict.problems] == ["conflicting_evidence"]
+        assert stated_by(side.sentence, side)
+
+
+def test_unlinked_documents_counting_different_things_do_not_conflict() -> None:
+    assert conflicts_of(ARTICLE, TICKET) == []
+
+
+def test_two_counts_in_one_article_keep_their_things_apart() -> None:
+    article = kb(
+        "kb-sheds",
+        "Sheds and water butts",
+        "A plot may have up to 2 sheds. It may also have up to 4 water butts.",
+        title="What a plot may hold",
+    )
+    ticket = resolved(
+        "RT-78",
+        "How many sheds can go on one plot?",
+        "On the riverside site a plot may hold as many as 3 greenhouses.",
+    )
+    assert conflicts_of(article, ticket, links={"RT-78": ("kb-sheds",)}) == []
+
+
+def test_a_count_that_claims_no_reach_keeps_its_own_thing() -> None:
+    article = kb(
+        "kb-rota",
+        "The work-party rota",
+        "The rota shows at most 30 tasks per volunteer per day; more open a full list.",
+        title="Work parties",
+    )
+    ticket = resolved(
+        "RT-79",
+        "Can two volunteers share a task?",
+        "Yes: open the task and add people in the Helpers field, up to 4 volunteers per task.",
+    )
+    assert conflicts_of(article, ticket, links={"RT-79": ("kb-rota",)}) == []
