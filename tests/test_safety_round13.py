@@ -78,7 +78,7 @@ def _scores(probability: float, centred: float, similarity: float, margin: float
     return SentenceScores(
         "e5",
         None,  # type: ignore[arg-type]
-        ["a sentence"],
+        ["a sentence of the ticket"],
         np.zeros((1, 1), np.float32),
         {"self_harm_risk": one + similarity},
         {"self_harm_risk": one + margin},

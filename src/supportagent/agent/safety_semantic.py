@@ -113,6 +113,12 @@ REASSURANCE = re.compile(
 #: Categories a supposing sentence cannot fire ("what if my phone is stolen?"); never
 #: self-harm ("what if I just disappeared") nor legal ("if you don't refund me I'll sue").
 SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
+#: A sentence of fewer words than this is too short for its nearest self-harm exemplars to
+#: fire the category ("i was asleep." sits as close to them as a farewell does): it is held
+#: to near (round 14, tenth session). Self-harm outranks every rule, so such a sentence would
+#: otherwise rename a fraud ticket whose rule had matched.
+MIN_EXEMPLAR_WORDS = {"self_harm_risk": 4}
+_WORD = re.compile(r"\w+")
 #: ``language_of(text)`` -> an ISO 639-1 code, or None when it cannot tell.
 LanguageOf = Callable[[str], str | None]
 
@@ -203,6 +209,11 @@ class SentenceScores:
         )
         if held:
             passes &= ~self._reassured()
+            least = MIN_EXEMPLAR_WORDS.get(category)
+            if least is not None:
+                passes &= np.asarray(
+                    [len(_WORD.findall(u)) >= least for u in self.units], dtype=bool
+                )
         return passes
 
     def by_model(
@@ -227,8 +238,9 @@ class SentenceScores:
 
     def held(self, category: str, limit: Threshold) -> Mask:
         """Per sentence, whether a detector would have fired ``category`` but the threshold
-        holds it back to *near*: the exemplars where they may not fire, the model below its
-        centred-margin gate, either on a sentence that only reassures."""
+        holds it back to *near*: the exemplars where they may not fire or on too short a
+        sentence, the model below its centred-margin gate, either on a sentence that only
+        reassures."""
         out: Mask = self.by_model(category, limit, gated=False) & ~self.by_model(category, limit)
         out |= self.by_exemplars(category, limit, held=False) & ~self.by_exemplars(category, limit)
         return out
