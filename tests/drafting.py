@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from supportagent.agent.facts import Conflict, extract_facts, find_conflicts
 from supportagent.domain import DocKind, Hit, Passage, Ticket, resolved_body
 from supportagent.engines.offline import OfflineEngine
 from supportagent.retrieval.dense import OnnxMiniLM
@@ -45,3 +46,14 @@ def quoted(subject: str, body: str, *passages: Passage) -> list[str]:
     engine = OfflineEngine(embed=minilm().embed)
     draft = engine.draft(Ticket("T-1", subject, body), hits(*passages))
     return [s.text for s in draft.sentences]
+
+
+def conflicts_of(
+    *passages: Passage, links: dict[str, tuple[str, ...]] | None = None
+) -> list[Conflict]:
+    """The conflicts the fact checks find among ``passages`` (``links``: a resolved ticket's
+    id to the articles it links to), with the shipped MiniLM model."""
+    known = links or {}
+    return find_conflicts(
+        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
+    )

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from drafting import hits, minilm, resolved
+from drafting import conflicts_of, hits, minilm, resolved
 from drafting import section as kb
-from supportagent.agent.facts import extract_facts, find_conflicts, frequencies
+from supportagent.agent.facts import frequencies
 from supportagent.agent.grounding import check_grounding, exception_flags
-from supportagent.domain import Draft, DraftSentence, Passage, Ticket
+from supportagent.domain import Draft, DraftSentence, Ticket
 from supportagent.engines.offline import OfflineEngine
-
-
-def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
-    known = links or {}
-    return find_conflicts(
-        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
-    )
 
 
 def test_schedules_read_as_a_period() -> None:

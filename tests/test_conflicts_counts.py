@@ -11,18 +11,11 @@ from decimal import Decimal
 
 import pytest
 
-from drafting import minilm, resolved
+from drafting import conflicts_of, resolved
 from drafting import section as kb
-from supportagent.agent.facts import extract_facts, find_conflicts, limit_counts, stated_by
+from supportagent.agent.facts import limit_counts, stated_by
 from supportagent.agent.grounding import check_grounding
-from supportagent.domain import Draft, DraftSentence, Passage
-
-
-def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
-    known = links or {}
-    return find_conflicts(
-        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
-    )
+from supportagent.domain import Draft, DraftSentence
 
 
 @pytest.mark.parametrize(

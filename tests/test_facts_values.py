@@ -8,11 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from drafting import hits, minilm, resolved
+from drafting import conflicts_of, hits, minilm, resolved
 from drafting import section as kb
 from supportagent.agent.facts import (
-    extract_facts,
-    find_conflicts,
     quantities,
     scope_names,
     scope_of,
@@ -21,13 +19,6 @@ from supportagent.agent.facts import (
 from supportagent.agent.grounding import check_grounding, exception_flags
 from supportagent.domain import DocKind, Passage, Ticket
 from supportagent.engines.offline import OfflineEngine
-
-
-def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
-    known = links or {}
-    return find_conflicts(
-        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
-    )
 
 
 def one(text: str) -> tuple[str, Decimal]:

@@ -10,10 +10,9 @@ from decimal import Decimal
 
 import pytest
 
-from drafting import minilm, resolved
+from drafting import conflicts_of, resolved
 from drafting import section as kb
-from supportagent.agent.facts import extract_facts, find_conflicts, quantities, word_value
-from supportagent.domain import Passage
+from supportagent.agent.facts import quantities, word_value
 
 
 def one(text: str) -> tuple[str, Decimal]:
@@ -79,13 +78,6 @@ def test_bits_are_an_eighth_of_bytes_and_not_a_bandwidth_without_per_second() ->
 )
 def test_words_that_are_not_values(text: str) -> None:
     assert quantities(text) == []
-
-
-def conflicts_of(*passages: Passage, links: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
-    known = links or {}
-    return find_conflicts(
-        extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
-    )
 
 
 STREAM = kb(
