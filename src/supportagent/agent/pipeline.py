@@ -418,11 +418,9 @@ class Pipeline:
         if not hits or not signals_agree(hits[0]):
             return []
         siblings = self.knowledge.sibling_passages([h.passage for h in hits])
-        similar = (
-            self.knowledge.similarity(ticket_prose(ticket), [p.id for p in siblings])
-            if siblings
-            else None
-        )
+        if not siblings:
+            return []
+        similar = self.knowledge.similarity(ticket_prose(ticket), [p.id for p in siblings])
         if not similar:
             return []
         order = sorted(range(len(siblings)), key=lambda i: -similar[i])[:SIBLING_HITS]
