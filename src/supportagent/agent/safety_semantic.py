@@ -190,6 +190,12 @@ class SentenceScores:
         """Per sentence, whether it only says that nothing is wrong (``REASSURANCE``)."""
         return np.asarray([REASSURANCE.search(u) is not None for u in self.units], dtype=bool)
 
+    def _long_enough(self, category: str) -> Mask:
+        """Per sentence, whether it has words enough for its nearest exemplars to fire
+        ``category`` (``MIN_EXEMPLAR_WORDS``)."""
+        least = MIN_EXEMPLAR_WORDS.get(category, 0)
+        return np.asarray([len(_WORD.findall(u)) >= least for u in self.units], dtype=bool)
+
     def _may_fire(self, category: str) -> Mask:
         """Per sentence, whether it may fire ``category`` at all: a sentence that supposes
         the event may not fire a ``SUPPOSABLE`` one."""
@@ -208,12 +214,7 @@ class SentenceScores:
             & self._may_fire(category)
         )
         if held:
-            passes &= ~self._reassured()
-            least = MIN_EXEMPLAR_WORDS.get(category)
-            if least is not None:
-                passes &= np.asarray(
-                    [len(_WORD.findall(u)) >= least for u in self.units], dtype=bool
-                )
+            passes &= ~self._reassured() & self._long_enough(category)
         return passes
 
     def by_model(
