@@ -22,15 +22,19 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from supportagent.agent.safety import default_screen
+from safety_calibration import blind
+
+from supportagent.agent.safety import SafetyScreen, default_screen
 from supportagent.domain import Bucket
 from supportagent.engines.classifier import Classifier
 from supportagent.evals.triage import decide, read_triage
 
 
-def tally(path: Path, *, misses: bool) -> dict[str, Any]:
+def tally(path: Path, *, misses: bool, screen: SafetyScreen | None = None) -> dict[str, Any]:
+    """Counts by category and shape (and the misses) under ``screen`` (the shipped gate when
+    None)."""
     raw = {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
-    screen, classifier = default_screen(), Classifier()
+    screen, classifier = screen or default_screen(), Classifier()
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     missed: list[dict[str, Any]] = []
     for row in read_triage(path):
@@ -67,10 +71,6 @@ def tally(path: Path, *, misses: bool) -> dict[str, Any]:
     return {"counts": {k: dict(v) for k, v in sorted(counts.items())}, "misses": missed}
 
 
-#: Blind sets released as tune data (their README says when): their misses may be read.
-RELEASED = frozenset({"risk_blind5", "risk_blind6", "risk_blind7", "risk_blind8"})
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", type=Path)
@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     name = args.path.parent.name
-    if args.misses and name.startswith("risk_blind") and name not in RELEASED:
+    if args.misses and blind(name):
         sys.exit(f"{name} is a blind set: its tickets are counted, never read")
     result = tally(args.path, misses=args.misses)
     for key, c in result["counts"].items():

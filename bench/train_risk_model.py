@@ -11,7 +11,10 @@ Training rows are sentences, labelled with one of the four risk categories or ``
   our own (the harmless tickets of `eval/risk`, `eval/brightwrench`, `eval/shelfwise`;
   `eval/risk_fresh` whole, as it has been read and is development data now);
 - `risk_tune3` when it is found: each risk row's `risk_sentences` (its category) and
-  `trap_sentences` (harmless), and its harmless tickets' sentences.
+  `trap_sentences` (harmless), and its harmless tickets' sentences;
+- round 15 (eleventh session): the same from `risk_tune4`, `risk_tune5` and the blind sets
+  released as tune data (`safety_calibration.RELEASED`), whose sentence labels sit beside
+  their tickets in `sentences.jsonl` (written after each set was released).
 
 Never read: test halves, `*_report` sets, training-only sets (`*_train`), the report-only sets,
 and the blind test sets (`eval/risk_blind*`, never opened). A ticket's sentences go to the
@@ -49,12 +52,15 @@ from supportagent.retrieval.exemplars import load_exemplars
 from supportagent.sentences import ticket_sentences
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import REPORT_ONLY, blind, risk_of, split_of, training_only
+from safety_calibration import RELEASED, REPORT_ONLY, blind, risk_of, split_of, training_only
 
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/exemplars/vectors"
 CLASSES = (*CATEGORIES, HARMLESS)
+#: Round 15's sets: sentence-labelled risk sets, every row tune for this model (the released
+#: blind sets were test-only when written; they are tune data now).
+ROUND15 = frozenset({"risk_tune4", "risk_tune5", *RELEASED})
 #: Our sets read whole as development data (every row is tune for this model).
-DEV_SETS = frozenset({"risk", "risk_fresh", "risk_tune3"})
+DEV_SETS = frozenset({"risk", "risk_fresh", "risk_tune3", *ROUND15})
 #: The sets the model learns from: those of the round-4 model (round 6 keeps them fixed, so a
 #: retrain after an exemplar change differs from the shipped model by the exemplars alone;
 #: round 5's retrain with more sets gained only on the set it was trained with). A set found
@@ -70,10 +76,14 @@ TRAIN_SOURCES = frozenset(
         "risk_fresh",
         "risk_tune3",
         "shelfwise",
+        *ROUND15,
     }
 )
-#: Sets with sentence labels on their risk rows (``risk_sentences``, ``trap_sentences``).
-SENTENCE_LABELLED = frozenset({"risk_tune3"})
+#: Sets with sentence labels on their risk rows (``risk_sentences``, ``trap_sentences``), in
+#: their tickets or in a ``sentences.jsonl`` beside them.
+SENTENCE_LABELLED = frozenset({"risk_tune3", *ROUND15})
+#: ``--without SET``: sets left out of this run (leave-one-set-out, ``bench/risk_model_loso.py``).
+LEFT_OUT: set[str] = set()
 #: Public sets whose ordinary account and money requests count as harmless for this model.
 BANKING = ("banking77", "arbanking77")
 EXEMPLARS = "exemplars"
@@ -113,6 +123,7 @@ def readable(dataset: Dataset) -> bool:
     return (
         dataset.kind == "triage"
         and dataset.name in TRAIN_SOURCES
+        and dataset.name not in LEFT_OUT
         and not blind(dataset.name)
         and dataset.name not in REPORT_ONLY
         and not training_only(dataset.name)
@@ -144,8 +155,12 @@ def harmless(name: str, risk: str | None) -> bool:
 
 
 def sentence_labels(path: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """Per ticket id, its ``risk_sentences`` and ``trap_sentences``."""
+    """Per ticket id, its ``risk_sentences`` and ``trap_sentences`` (from ``sentences.jsonl``
+    beside the tickets when there is one)."""
     out = {}
+    beside = path.with_name("sentences.jsonl")
+    if beside.exists():
+        path = beside
     for line in path.read_text(encoding="utf-8").split("\n"):
         if line.strip():
             raw = json.loads(line)
@@ -369,13 +384,16 @@ def provenance(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, help="keep sentence vectors here between runs")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the models are written")
+    parser.add_argument("--without", action="append", default=[], help="leave this set out")
     args = parser.parse_args()
+    LEFT_OUT.update(args.without)
     rows, _, store = collect(args.cache)
     for name, embedder in store.embedders.items():
         mine = [r for r in rows if name in r.embedders]
         weights, bias = fit(rows, store, name)
         meta = provenance(mine, "safety", l2=L2, epochs=EPOCHS, rate=RATE)
-        path = model_of(weights, bias, embedder.model_id, meta).save(OUT)
+        path = model_of(weights, bias, embedder.model_id, meta).save(args.out)
         print(f"{name}: {len(mine)} sentences, {meta['trained_on']}; wrote {path}")
 
 

@@ -117,12 +117,13 @@ def test_a_model_of_another_width_is_refused() -> None:
 
 
 #: Security's probability threshold came out at 0.89 (the exemplars already spend most of its
-#: false-alarm budget): the owner-account login (read as fraud, the model gives security 0.23)
-#: and the leaked customer list (0.73) are not caught. A gap this test keeps in view.
+#: false-alarm budget): the owner-account login (read as fraud) is not caught. The leaked
+#: customer list was not either until round 15's model (eleventh session) learnt from the
+#: released blind sets' marked sentences. A gap this test keeps in view.
 SECURITY_GAP = pytest.mark.xfail(
     strict=True, reason="below the calibrated security threshold (0.89), see docs/triage.md"
 )
-MISSED = {PARAPHRASES["security_incident"][0], PARAPHRASES["security_incident"][2]}
+MISSED = {PARAPHRASES["security_incident"][0]}
 
 
 @pytest.mark.parametrize(

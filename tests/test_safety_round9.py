@@ -72,13 +72,13 @@ GATE_FIRE = [
         "Cancellate l'abbonamento, non voglio più vivere e ho scelto il giorno.",
         "self_harm_risk",
     ),
-    # missed: a lawyer's advice to recover a loss from us, with no court or claim named (the
-    # two legal lines of round 9 caught it and were dropped with the rest)
-    pytest.param(
+    # a lawyer's advice to recover a loss from us, with no court or claim named: missed from
+    # round 9 (its two legal lines caught it and were dropped with the rest) until round 15's
+    # learned model (eleventh session)
+    (
         "Lost stock",
         "Our lawyer has told us to recover the cost of the lost stock from your firm.",
         "legal_threat",
-        marks=pytest.mark.xfail(strict=True, reason="missed by the detector in round 9"),
     ),
     (
         "Admin panel",
