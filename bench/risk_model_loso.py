@@ -76,12 +76,15 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, required=True, help="sentence vectors cache")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--sets", nargs="*", default=sorted(ROUND15))
+    parser.add_argument("--keep", type=Path, help="keep each left-out model in DIR/<set>/")
     args = parser.parse_args()
     report: dict[str, Any] = {}
     for held in args.sets:
         path = ROOT / "eval" / held / "tickets.jsonl"
         shipped = summary(tally(path, misses=False)["counts"])
-        with tempfile.TemporaryDirectory() as folder:
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = str(args.keep / held) if args.keep else scratch
+            Path(folder).mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 [
                     sys.executable,

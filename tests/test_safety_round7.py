@@ -29,7 +29,7 @@ from supportagent.engines.classifier import not_answered_near_a_risk
 
 
 def _scores(probability: list[float], margin: list[float]) -> SentenceScores:
-    units = [f"sentence {i}" for i in range(len(probability))]
+    units = [f"the sentence numbered {i} here" for i in range(len(probability))]
     category = "self_harm_risk"
     return SentenceScores(
         "minilm",

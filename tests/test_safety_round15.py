@@ -1,0 +1,105 @@
+"""Round 15 of the triage work (eleventh session): the learned model, retrained on the released
+blind sets' marked sentences, is held to near on a sentence too short for it, as the exemplars
+already were; and the retrained gate on tickets written for this test (none of their sentences
+is in an exemplar file, a rule's examples or a risk set)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from supportagent.agent.safety import default_screen
+from supportagent.agent.safety_semantic import SentenceScores, Threshold, load_near_shares
+from supportagent.domain import Ticket
+
+MODEL = Threshold(0.45, 0.10, probability=0.50, model_margin=-0.10)
+
+
+def _model_sure(units: list[str]) -> SentenceScores:
+    n = len(units)
+    low = np.full(n, 0.30, np.float32)
+    return SentenceScores(
+        "minilm",
+        None,  # type: ignore[arg-type]  # not read by the masks
+        units,
+        np.zeros((n, 1), np.float32),
+        {"self_harm_risk": low},
+        {"self_harm_risk": np.zeros(n, np.float32)},
+        {"self_harm_risk": np.full(n, 0.80, np.float32)},
+    )
+
+
+def test_the_model_does_not_fire_self_harm_on_a_three_word_sentence() -> None:
+    scored = _model_sure(["See you there.", "I have given my dog to my sister."])
+    assert scored.by_model("self_harm_risk", MODEL).tolist() == [False, True]
+    # what it would have fired on is near: the ticket reaches a person, never a draft
+    assert scored.held("self_harm_risk", MODEL).tolist() == [True, False]
+    assert scored.fires("self_harm_risk", MODEL)
+
+
+def test_other_categories_keep_short_sentences() -> None:
+    scored = _model_sure(["Card stolen yesterday."])
+    scored.probability["payment_fraud"] = scored.probability.pop("self_harm_risk")
+    scored.similarity["payment_fraud"] = scored.similarity.pop("self_harm_risk")
+    scored.margin["payment_fraud"] = scored.margin.pop("self_harm_risk")
+    assert scored.by_model("payment_fraud", MODEL).tolist() == [True]
+
+
+def test_self_harms_near_band_is_narrower_than_round_10s_but_still_a_band() -> None:
+    share = load_near_shares()["self_harm_risk"]
+    assert 0.30 < share < 1.0
+
+
+def _gate(subject: str, body: str) -> tuple[str, bool]:
+    result = default_screen()(Ticket("T-R15", subject, body))
+    return result.category, result.auto_escalate
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "category"),
+    [
+        (
+            "Selling my kiln",
+            "Can you help me list my kiln and glazes on the marketplace? I'm giving all of it "
+            "to whoever wants it, after this month I won't be needing anything anymore. "
+            "Which category do kilns go in?",
+            "self_harm_risk",
+        ),
+        (
+            "Who made this admin?",
+            "There is an admin called 'svc-sync' on our studio account. None of us added it "
+            "and it downloaded every customer's order history last night.",
+            "security_incident",
+        ),
+        (
+            "Trip cancelled",
+            "Our solicitor has asked me to send you her letter about the cancelled trip. "
+            "She expects the full cost back within fourteen days or she will issue a claim.",
+            "legal_threat",
+        ),
+    ],
+)
+def test_the_retrained_gate_escalates_paraphrases_written_for_this_test(
+    subject: str, body: str, category: str
+) -> None:
+    assert _gate(subject, body) == (category, True)
+
+
+@pytest.mark.parametrize(
+    ("subject", "body"),
+    [
+        (
+            "Webinar",
+            "Thanks for the invite to Thursday's webinar on glaze recipes, I'll join from the "
+            "dashboard. See you there.",
+        ),
+        (
+            "Opening hours",
+            "What time does the studio open on bank holidays? I could murder a cup of tea "
+            "after the early firing, is the cafe open then too?",
+        ),
+    ],
+)
+def test_the_retrained_gate_leaves_these_alone(subject: str, body: str) -> None:
+    category, escalates = _gate(subject, body)
+    assert not escalates, category
