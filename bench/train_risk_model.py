@@ -14,7 +14,9 @@ Training rows are sentences, labelled with one of the four risk categories or ``
   `trap_sentences` (harmless), and its harmless tickets' sentences;
 - round 15 (eleventh session): the same from `risk_tune4`, `risk_tune5` and the blind sets
   released as tune data (`safety_calibration.RELEASED`), whose sentence labels sit beside
-  their tickets in `sentences.jsonl` (written after each set was released).
+  their tickets in `sentences.jsonl` (written after each set was released);
+- round 15c: every sentence of Banking77's fraud and security rows of its tune half, as their
+  category (one short request each; the test half is never read).
 
 Never read: test halves, `*_report` sets, training-only sets (`*_train`), the report-only sets,
 and the blind test sets (`eval/risk_blind*`, never opened). A ticket's sentences go to the
@@ -86,6 +88,9 @@ SENTENCE_LABELLED = frozenset({"risk_tune3", *ROUND15})
 LEFT_OUT: set[str] = set()
 #: Public sets whose ordinary account and money requests count as harmless for this model.
 BANKING = ("banking77", "arbanking77")
+#: Public sets whose risk rows are one short request each (Banking77's fraud and security
+#: intents): every sentence of such a row is its category (round 15c).
+WHOLE_RISK = frozenset({"banking77_triage"})
 EXEMPLARS = "exemplars"
 L2 = 1e-5
 EPOCHS = 1500
@@ -218,6 +223,8 @@ def ticket_rows(
             )
             if harmless(dataset.name, risk):
                 rows.extend(Row(s, HARMLESS, dataset.name, unit, (model,)) for s in units)
+            elif dataset.name in WHOLE_RISK and risk in CATEGORIES:
+                rows.extend(Row(s, risk, dataset.name, unit, (model,)) for s in units)
             elif ticket.id in labelled and risk in CATEGORIES:
                 risky, traps = labelled[ticket.id]
                 rows.extend(Row(_clean(s), risk, dataset.name, unit, (model,)) for s in risky)

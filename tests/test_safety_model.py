@@ -282,3 +282,33 @@ def test_sentence_labelled_rows_teach_their_category(tmp_path: Path) -> None:
         "Also I have been thinking of ending it all.": "self_harm_risk",
         "This export is killing me.": HARMLESS,
     }
+
+
+def test_banking77_fraud_rows_of_the_tune_half_teach_their_category(tmp_path: Path) -> None:
+    from train_risk_model import ticket_rows
+
+    from supportagent.evals.catalog import hash_split
+
+    ids = [f"b77-{n}" for n in range(40)]
+    rows_in = [
+        _row(
+            i,
+            f"There is a payment number {n} on my card that I never made.",
+            None,
+            expected_bucket="needs_human",
+            source_label="card_payment_not_recognised",
+        )
+        for n, i in enumerate(ids)
+    ]
+    rows_in.append(_row("b77-q", "How do I order a new card?", None, source_label="order_card"))
+    path = _write(tmp_path / "banking77_triage" / "tickets.jsonl", rows_in)
+    embedder_of = {f"banking77_triage:{i}": "minilm" for i in [*ids, "b77-q"]}
+    rows, _ = ticket_rows([Dataset("banking77_triage", "triage", path)], embedder_of)
+    fraud = {r.text for r in rows if r.label == "payment_fraud"}
+    tune = {i for i in ids if hash_split(i) == "tune"}
+    assert 0 < len(tune) < len(ids)
+    # every sentence of a tune-half fraud row, and nothing of the test half
+    assert fraud == {
+        f"There is a payment number {ids.index(i)} on my card that I never made." for i in tune
+    }
+    assert all(r.label in ("payment_fraud", HARMLESS) for r in rows)
