@@ -318,13 +318,29 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
     for model, table in thresholds.items():
         lines.append(f"\n[{model}]")
         for category, limit in table.items():
-            if limit.model_margin is None and category in current.get(model, {}):
-                limit = replace(limit, model_margin=current[model][category].model_margin)
+            if category in current.get(model, {}):
+                # The fields chosen by hand (rounds 7, 13 and 15) are kept as they are.
+                now = current[model][category]
+                limit = replace(
+                    limit,
+                    model_margin=limit.model_margin
+                    if limit.model_margin is not None
+                    else now.model_margin,
+                    centred_margin=now.centred_margin,
+                    exemplars_fire=now.exemplars_fire,
+                    model_similarity=now.model_similarity,
+                )
             values = f"similarity = {limit.similarity:.2f}, margin = {limit.margin:.2f}"
             if limit.probability is not None:
                 values += f", probability = {limit.probability:.2f}"
             if limit.model_margin is not None:
                 values += f", model_margin = {limit.model_margin:.2f}"
+            if limit.centred_margin is not None:
+                values += f", centred_margin = {limit.centred_margin:.2f}"
+            if not limit.exemplars_fire:
+                values += ", exemplars_fire = false"
+            if limit.model_similarity is not None:
+                values += f", model_similarity = {limit.model_similarity:.2f}"
             lines.append(f"{category} = {{ {values} }}")
     THRESHOLDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {THRESHOLDS_PATH}")

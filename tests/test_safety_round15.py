@@ -1,7 +1,8 @@
 """Round 15 of the triage work (eleventh session): the learned model, retrained on the released
 blind sets' marked sentences, is held to near on a sentence too short for it, as the exemplars
-already were; and the retrained gate on tickets written for this test (none of their sentences
-is in an exemplar file, a rule's examples or a risk set)."""
+already were, and on one far from every self-harm exemplar (15d); and the retrained gate on
+tickets written for this test (none of their sentences is in an exemplar file, a rule's
+examples or a risk set)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,20 @@ import numpy as np
 import pytest
 
 from supportagent.agent.safety import default_screen
-from supportagent.agent.safety_semantic import SentenceScores, Threshold, load_near_shares
+from supportagent.agent.safety_semantic import (
+    SentenceScores,
+    Threshold,
+    load_near_shares,
+    load_thresholds,
+)
 from supportagent.domain import Ticket
 
 MODEL = Threshold(0.45, 0.10, probability=0.50, model_margin=-0.10)
 
 
-def _model_sure(units: list[str]) -> SentenceScores:
+def _model_sure(units: list[str], similarity: list[float] | None = None) -> SentenceScores:
     n = len(units)
-    low = np.full(n, 0.30, np.float32)
+    low = np.asarray(similarity or [0.30] * n, np.float32)
     return SentenceScores(
         "minilm",
         None,  # type: ignore[arg-type]  # not read by the masks
@@ -43,6 +49,30 @@ def test_other_categories_keep_short_sentences() -> None:
     scored.similarity["payment_fraud"] = scored.similarity.pop("self_harm_risk")
     scored.margin["payment_fraud"] = scored.margin.pop("self_harm_risk")
     assert scored.by_model("payment_fraud", MODEL).tolist() == [True]
+
+
+def test_far_from_every_exemplar_the_model_is_only_near() -> None:
+    floored = Threshold(0.45, 0.10, probability=0.50, model_similarity=0.28)
+    units = ["Completion for added prototype methods on macOS.", "I won't need it after May."]
+    scored = _model_sure(units, [0.23, 0.36])
+    assert scored.by_model("self_harm_risk", floored).tolist() == [False, True]
+    assert scored.held("self_harm_risk", floored).tolist() == [True, False]
+    # without the floor the model fires on both
+    assert scored.by_model("self_harm_risk", MODEL).tolist() == [True, True]
+
+
+def test_the_shipped_floor_is_minilms_self_harm_only() -> None:
+    limits = load_thresholds()
+    assert limits["minilm"]["self_harm_risk"].model_similarity == pytest.approx(0.28)
+    others = [
+        t
+        for m, table in limits.items()
+        for c, t in table.items()
+        if (m, c) != ("minilm", "self_harm_risk")
+    ]
+    assert all(t.model_similarity is None for t in others)
+    text = "[minilm]\nlegal_threat = { similarity = 0.2, margin = 0.1, model_similarity = 0.3 }\n"
+    assert load_thresholds(text)["minilm"]["legal_threat"].model_similarity == pytest.approx(0.3)
 
 
 def test_self_harms_near_band_is_narrower_than_round_10s_but_still_a_band() -> None:

@@ -145,6 +145,11 @@ class Threshold:
     #: False: a sentence the exemplars fire on is only near the risk (the ticket reaches a
     #: person as ``uncertain``, not as this category). Round 13, e5's self-harm.
     exemplars_fire: bool = True
+    #: The model fires only on a sentence at least this similar to the category's exemplars;
+    #: one it would fire on below that is near the risk instead (None: no floor). Far from
+    #: every exemplar the linear model extrapolates ("Completion for added prototype methods
+    #: ## Info ...", similarity 0.23, self-harm 0.71). Round 15d, MiniLM's self-harm.
+    model_similarity: float | None = None
 
 
 #: A sentence the learned model gives at least this share of a category's threshold, and that
@@ -224,8 +229,8 @@ class SentenceScores:
     ) -> Mask:
         """Per sentence, whether the learned model fires ``category`` (reaches ``share`` of
         its threshold: below 1, whether the sentence is near it). ``gated=False`` leaves the
-        centred-margin gate, the reassurance and the sentence's length out: what the model
-        would fire on without them."""
+        centred-margin gate, the similarity floor, the reassurance and the sentence's length
+        out: what the model would fire on without them."""
         if limit.probability is None or category not in self.probability:
             return np.zeros(len(self.units), dtype=bool)
         passes: Mask = (self.probability[category] >= share * limit.probability) & self._may_fire(
@@ -235,6 +240,8 @@ class SentenceScores:
             passes &= self.margin[category] >= limit.model_margin
         if gated and limit.centred_margin is not None and category in self.centred_margin:
             passes &= self.centred_margin[category] >= limit.centred_margin
+        if gated and limit.model_similarity is not None and category in self.similarity:
+            passes &= self.similarity[category] >= limit.model_similarity
         if gated:
             passes &= ~self._reassured() & self._long_enough(category)
         return passes
@@ -242,7 +249,8 @@ class SentenceScores:
     def held(self, category: str, limit: Threshold) -> Mask:
         """Per sentence, whether a detector would have fired ``category`` but the threshold
         holds it back to *near*: the exemplars where they may not fire, the model below its
-        centred-margin gate, either on too short a sentence or one that only reassures."""
+        centred-margin gate or its similarity floor, either on too short a sentence or one
+        that only reassures."""
         out: Mask = self.by_model(category, limit, gated=False) & ~self.by_model(category, limit)
         out |= self.by_exemplars(category, limit, held=False) & ~self.by_exemplars(category, limit)
         return out
@@ -254,7 +262,15 @@ class SentenceScores:
 
 
 THRESHOLD_KEYS = frozenset(
-    {"similarity", "margin", "probability", "model_margin", "centred_margin", "exemplars_fire"}
+    {
+        "similarity",
+        "margin",
+        "probability",
+        "model_margin",
+        "centred_margin",
+        "exemplars_fire",
+        "model_similarity",
+    }
 )
 
 
@@ -285,6 +301,7 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
             probability = values.get("probability")
             model_margin = values.get("model_margin")
             centred = values.get("centred_margin")
+            floor = values.get("model_similarity")
             out[model][category] = Threshold(
                 float(values["similarity"]),
                 float(values["margin"]),
@@ -292,6 +309,7 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
                 None if model_margin is None else float(model_margin),
                 None if centred is None else float(centred),
                 bool(values.get("exemplars_fire", True)),
+                None if floor is None else float(floor),
             )
     return out
 
