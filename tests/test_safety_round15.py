@@ -133,3 +133,37 @@ def test_the_retrained_gate_escalates_paraphrases_written_for_this_test(
 def test_the_retrained_gate_leaves_these_alone(subject: str, body: str) -> None:
     category, escalates = _gate(subject, body)
     assert not escalates, category
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "honestly i'm dead tired after the night shift, is the late slot still free?",
+        "La réunion de parents était à mourir d'ennui.",
+        "Me muero de ganas de probar el nuevo menú.",
+        "Mia madre mi ammazza se perdo di nuovo le chiavi.",
+        "Nach dem Umzug bin ich todmüde.",
+        "Ik lag dood van het lachen om die video.",
+        "Fiquei morta de vergonha com a fatura errada.",
+    ],
+)
+def test_death_as_a_figure_of_speech_holds_self_harm_to_near(sentence: str) -> None:
+    scored = _model_sure([sentence], [0.60])
+    exemplars = Threshold(0.45, -1.0, probability=0.50)
+    assert not scored.fires("self_harm_risk", exemplars)
+    assert scored.held("self_harm_risk", exemplars).tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I want to die and I have picked the day.",
+        "Honestly this loneliness is killing me.",
+        "After Friday I won't be around, so close the account.",
+        "Quiero morirme, ya no aguanto más.",
+        "Ich will nicht mehr leben.",
+    ],
+)
+def test_said_in_earnest_it_still_fires(sentence: str) -> None:
+    scored = _model_sure([sentence], [0.60])
+    assert scored.fires("self_harm_risk", Threshold(0.45, -1.0, probability=0.50))

@@ -113,6 +113,38 @@ REASSURANCE = re.compile(
 #: Categories a supposing sentence cannot fire ("what if my phone is stolen?"); never
 #: self-harm ("what if I just disappeared") nor legal ("if you don't refund me I'll sue").
 SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
+# Death said as a figure of speech: tiredness, boredom, laughter, embarrassment, wanting
+# something badly ("dead tired", "mort de rire", "à mourir d'ennui", "me muero de ganas",
+# "todmüde", "mi ammazza se ..."), in the languages we read (round 15e). A sentence that says
+# one cannot fire self-harm by itself; a detector that would fire on it makes it *near*, as
+# with REASSURANCE. Not here, as they are also said in earnest: "this is killing me", "I'm
+# dying inside", "I could just disappear".
+FIGURATIVE_DEATH = re.compile(
+    r"\b(?:"
+    # English
+    r"dead\s+(?:tired|on\s+my\s+feet|beat)|bored\s+to\s+(?:death|tears)|scared\s+to\s+death"
+    r"|(?:die|died|dying)\s+(?:of|from)\s+(?:embarrassment|shame|laughter|laughing|boredom"
+    r"|cringe)|(?:died|dying)\s+laughing|dying\s+to\s+(?:try|know|see|hear|get|go|meet)"
+    r"|to\s+die\s+for"
+    r"|(?:i'?m|i\s+am|im)\s+dead\s*[,.!]*\s*(?:lol|haha|😂)"
+    # French
+    r"|mort(?:e|s|es)?\s+de\s+(?:rire|fatigue|faim|honte|peur)|mourir\s+de\s+rire"
+    r"|[àa]\s+mourir\s+d'?\s*(?:ennui|rire)|(?:je\s+suis\s+)?crev[ée]e?\b"
+    # Spanish
+    r"|muert[oa]s?\s+de\s+(?:risa|cansancio|sue[ñn]o|hambre|verg[üu]enza|miedo)"
+    r"|me\s+muero\s+de\s+(?:risa|ganas|hambre|sue[ñn]o|verg[üu]enza|calor|fr[íi]o)"
+    # Italian
+    r"|mi\s+ammazza\s+se|mort[oaie]\s+di\s+(?:sonno|fame|stanchezza|paura|risate)"
+    r"|morire\s+dal\s+ridere|da\s+morire\b"
+    # German
+    r"|todm[üu]de|zu\s+tode\s+(?:gelangweilt|erschrocken)|totgelacht|tot\s*lachen"
+    # Dutch
+    r"|doodmoe|dood\s+van\s+het\s+lachen|(?:me\s+)?dood\s*(?:lachen|schamen|vervelen)"
+    # Portuguese
+    r"|mort[oa]s?\s+de\s+(?:cansa[çc]o|fome|sono|rir|vergonha|medo)|morrer\s+de\s+rir"
+    r")",
+    re.IGNORECASE,
+)
 #: A sentence of fewer words than this is too short for its nearest self-harm exemplars to
 #: fire the category ("i was asleep." sits as close to them as a farewell does): it is held
 #: to near (round 14, tenth session). Self-harm outranks every rule, so such a sentence would
@@ -197,6 +229,13 @@ class SentenceScores:
         """Per sentence, whether it only says that nothing is wrong (``REASSURANCE``)."""
         return np.asarray([REASSURANCE.search(u) is not None for u in self.units], dtype=bool)
 
+    def _figurative(self, category: str) -> Mask:
+        """Per sentence, whether it says death as a figure of speech (``FIGURATIVE_DEATH``),
+        which holds self-harm alone to near."""
+        if category != "self_harm_risk":
+            return np.zeros(len(self.units), dtype=bool)
+        return np.asarray([FIGURATIVE_DEATH.search(u) is not None for u in self.units], bool)
+
     def _long_enough(self, category: str) -> Mask:
         """Per sentence, whether it has words enough for either detector to fire ``category``
         (``MIN_WORDS``)."""
@@ -221,7 +260,7 @@ class SentenceScores:
             & self._may_fire(category)
         )
         if held:
-            passes &= ~self._reassured() & self._long_enough(category)
+            passes &= ~self._reassured() & ~self._figurative(category) & self._long_enough(category)
         return passes
 
     def by_model(
@@ -243,7 +282,7 @@ class SentenceScores:
         if gated and limit.model_similarity is not None and category in self.similarity:
             passes &= self.similarity[category] >= limit.model_similarity
         if gated:
-            passes &= ~self._reassured() & self._long_enough(category)
+            passes &= ~self._reassured() & ~self._figurative(category) & self._long_enough(category)
         return passes
 
     def held(self, category: str, limit: Threshold) -> Mask:
