@@ -167,3 +167,20 @@ def test_death_as_a_figure_of_speech_holds_self_harm_to_near(sentence: str) -> N
 def test_said_in_earnest_it_still_fires(sentence: str) -> None:
     scored = _model_sure([sentence], [0.60])
     assert scored.fires("self_harm_risk", Threshold(0.45, -1.0, probability=0.50))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Nothing is missing, I only want the spare towels back.",
+        "There's no damage, we just want to know the cover.",
+        "Not that I've lost it, it's on my desk, but how would I replace it?",
+        "Not saying you've broken anything, I just read the terms.",
+        "I'm dead, that new sticker pack is hilarious.",
+    ],
+)
+def test_round_15f_reassurances_and_laughter_hold_self_harm_to_near(sentence: str) -> None:
+    scored = _model_sure([sentence], [0.60])
+    exemplars = Threshold(0.45, -1.0, probability=0.50)
+    assert not scored.fires("self_harm_risk", exemplars)
+    assert scored.held("self_harm_risk", exemplars).tolist() == [True]

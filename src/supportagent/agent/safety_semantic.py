@@ -77,6 +77,12 @@ REASSURANCE = re.compile(
     r"|just\s+in\s+case|out\s+of\s+curiosity|ahead\s+of\s+time|in\s+advance)"
     r"|(?:as|out\s+of)\s+a\s+precaution|(?:it'?s|this\s+is)\s+(?:just\s+)?(?:a\s+)?precaution"
     r"|there'?s\s+no\s+(?:damage|problem|issue)\s+(?:yet|so\s+far)"
+    # round 15f: "Nothing's stolen", "there's no damage", "not that I've lost it", "not saying
+    # you've lost one"
+    r"|nothing(?:'s|\s+is|\s+was|\s+has\s+been)\s+(?:actually\s+)?(?:stolen|missing|lost"
+    r"|broken|damaged)|there'?s\s+no\s+damage\b"
+    r"|not\s+that\s+(?:i'?ve|i\s+have|we'?ve|we\s+have|you'?ve|you\s+have)\s+lost"
+    r"|not\s+saying\s+(?:you'?ve|you\s+have|i'?ve|i\s+have)\s+(?:lost|broken|damaged)"
     r"|(?:everything|all)\s+(?:is|'s)\s+(?:fine|ok(?:ay)?|good)\s+(?:for\s+now|so\s+far"
     r"|at\s+the\s+moment)"
     r"|i\s+haven'?t\s+(?:done|bought|clicked|signed\s+up\s+for|ordered|booked)\s+(?:anything|it)"
@@ -126,7 +132,8 @@ FIGURATIVE_DEATH = re.compile(
     r"|(?:die|died|dying)\s+(?:of|from)\s+(?:embarrassment|shame|laughter|laughing|boredom"
     r"|cringe)|(?:died|dying)\s+laughing|dying\s+to\s+(?:try|know|see|hear|get|go|meet)"
     r"|to\s+die\s+for"
-    r"|(?:i'?m|i\s+am|im)\s+dead\s*[,.!]*\s*(?:lol|haha|😂)"
+    r"|(?:i'?m|i\s+am|im)\s+dead\b[^.!?\n]{0,60}\b(?:lol|haha|hilarious|so\s+funny|laughing)"
+    r"|(?:i'?m|i\s+am|im)\s+dead\s*[,.!]*\s*😂"
     # French
     r"|mort(?:e|s|es)?\s+de\s+(?:rire|fatigue|faim|honte|peur)|mourir\s+de\s+rire"
     r"|[àa]\s+mourir\s+d'?\s*(?:ennui|rire)|(?:je\s+suis\s+)?crev[ée]e?\b"
