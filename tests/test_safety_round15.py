@@ -177,6 +177,7 @@ def test_said_in_earnest_it_still_fires(sentence: str) -> None:
         "Not that I've lost it, it's on my desk, but how would I replace it?",
         "Not saying you've broken anything, I just read the terms.",
         "I'm dead, that new sticker pack is hilarious.",
+        "We're not asking for compensation, only for the rules on late returns.",
     ],
 )
 def test_round_15f_reassurances_and_laughter_hold_self_harm_to_near(sentence: str) -> None:
