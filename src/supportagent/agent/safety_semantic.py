@@ -252,6 +252,11 @@ class SentenceScores:
         least = MIN_WORDS.get(category, 0)
         return np.asarray([len(_WORD.findall(u)) >= least for u in self.units], dtype=bool)
 
+    def _held_back(self, category: str) -> Mask:
+        """Per sentence, whether neither detector may fire ``category`` on it alone, however
+        close it is: it only reassures, says death as a figure of speech, or is too short."""
+        return self._reassured() | self._figurative(category) | ~self._long_enough(category)
+
     def _may_fire(self, category: str) -> Mask:
         """Per sentence, whether it may fire ``category`` at all: a sentence that supposes
         the event may not fire a ``SUPPOSABLE`` one."""
@@ -270,7 +275,7 @@ class SentenceScores:
             & self._may_fire(category)
         )
         if held:
-            passes &= ~self._reassured() & ~self._figurative(category) & self._long_enough(category)
+            passes &= ~self._held_back(category)
         return passes
 
     def by_model(
@@ -292,7 +297,7 @@ class SentenceScores:
         if gated and limit.model_similarity is not None and category in self.similarity:
             passes &= self.similarity[category] >= limit.model_similarity
         if gated:
-            passes &= ~self._reassured() & ~self._figurative(category) & self._long_enough(category)
+            passes &= ~self._held_back(category)
         return passes
 
     def held(self, category: str, limit: Threshold) -> Mask:
