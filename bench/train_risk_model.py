@@ -35,7 +35,7 @@ import os
 import pickle
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,8 +84,6 @@ TRAIN_SOURCES = frozenset(
 #: Sets with sentence labels on their risk rows (``risk_sentences``, ``trap_sentences``), in
 #: their tickets or in a ``sentences.jsonl`` beside them.
 SENTENCE_LABELLED = frozenset({"risk_tune3", *ROUND15})
-#: ``--without SET``: sets left out of this run (leave-one-set-out, ``bench/risk_model_loso.py``).
-LEFT_OUT: set[str] = set()
 #: Public sets whose ordinary account and money requests count as harmless for this model.
 BANKING = ("banking77", "arbanking77")
 #: Public sets whose risk rows are one short request each (Banking77's fraud and security
@@ -128,7 +126,6 @@ def readable(dataset: Dataset) -> bool:
     return (
         dataset.kind == "triage"
         and dataset.name in TRAIN_SOURCES
-        and dataset.name not in LEFT_OUT
         and not blind(dataset.name)
         and dataset.name not in REPORT_ONLY
         and not training_only(dataset.name)
@@ -354,15 +351,19 @@ def embed_all(rows: Sequence[Row], scored: Sequence[Embedded], cache: Path | Non
     return store
 
 
-def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
-    """Every training row and tune ticket, with their sentences embedded."""
+def collect(
+    cache: Path | None, without: Collection[str] = ()
+) -> tuple[list[Row], list[Scored], VectorStore]:
+    """Every training row and tune ticket, with their sentences embedded; the sets named in
+    ``without`` are left out (``--without``, leave-one-set-out: ``bench/risk_model_loso.py``)."""
     ids_path = None if cache is None else cache / "embedders.pkl"
     embedder_of: dict[str, str] = {}
     if ids_path is not None and ids_path.exists():
         with ids_path.open("rb") as handle:
             embedder_of = pickle.load(handle)
     rows = exemplar_rows()
-    more, scored = ticket_rows(find_datasets(), embedder_of)
+    datasets = [d for d in find_datasets() if d.name not in without]
+    more, scored = ticket_rows(datasets, embedder_of)
     rows += more
     if ids_path is not None:
         ids_path.parent.mkdir(parents=True, exist_ok=True)
@@ -394,8 +395,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT, help="where the models are written")
     parser.add_argument("--without", action="append", default=[], help="leave this set out")
     args = parser.parse_args()
-    LEFT_OUT.update(args.without)
-    rows, _, store = collect(args.cache)
+    rows, _, store = collect(args.cache, args.without)
     for name, embedder in store.embedders.items():
         mine = [r for r in rows if name in r.embedders]
         weights, bias = fit(rows, store, name)
