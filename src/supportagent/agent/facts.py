@@ -1161,9 +1161,14 @@ def _linked_counts(a: Fact, b: Fact, facts: Sequence[Fact], links: Links | None)
     if a.value == b.value or a.conditions != b.conditions or a.listed or b.listed:
         return False
     return all(
-        sum(1 for f in facts if f.doc_id == x.doc_id and f.dimension.startswith("count:")) == 1
-        for x in (a, b)
+        _alone_in_document(x, facts, lambda f: f.dimension.startswith("count:")) for x in (a, b)
     )
+
+
+def _alone_in_document(fact: Fact, facts: Sequence[Fact], alike: Callable[[Fact], bool]) -> bool:
+    """True when ``fact``'s document gives no other fact that is ``alike`` (``fact`` being
+    one)."""
+    return sum(1 for f in facts if f.doc_id == fact.doc_id and alike(f)) == 1
 
 
 def _one_each(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
@@ -1178,8 +1183,7 @@ def _one_each(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
         return False
     family = _family(a.dimension)
     return all(
-        sum(1 for f in facts if f.doc_id == x.doc_id and _family(f.dimension) == family) == 1
-        for x in (a, b)
+        _alone_in_document(x, facts, lambda f: _family(f.dimension) == family) for x in (a, b)
     )
 
 
