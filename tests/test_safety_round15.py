@@ -135,23 +135,34 @@ def test_the_retrained_gate_leaves_these_alone(subject: str, body: str) -> None:
     assert not escalates, category
 
 
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "honestly i'm dead tired after the night shift, is the late slot still free?",
-        "La réunion de parents était à mourir d'ennui.",
-        "Me muero de ganas de probar el nuevo menú.",
-        "Mia madre mi ammazza se perdo di nuovo le chiavi.",
-        "Nach dem Umzug bin ich todmüde.",
-        "Ik lag dood van het lachen om die video.",
-        "Fiquei morta de vergonha com a fatura errada.",
-    ],
-)
-def test_death_as_a_figure_of_speech_holds_self_harm_to_near(sentence: str) -> None:
+#: Exemplars and model both within reach of any sentence scored by ``_model_sure``.
+EITHER = Threshold(0.45, -1.0, probability=0.50)
+#: Death said as a figure of speech (round 15e).
+FIGURES_OF_SPEECH = [
+    "honestly i'm dead tired after the night shift, is the late slot still free?",
+    "La réunion de parents était à mourir d'ennui.",
+    "Me muero de ganas de probar el nuevo menú.",
+    "Mia madre mi ammazza se perdo di nuovo le chiavi.",
+    "Nach dem Umzug bin ich todmüde.",
+    "Ik lag dood van het lachen om die video.",
+    "Fiquei morta de vergonha com a fatura errada.",
+    "I'm dead, that new sticker pack is hilarious.",
+]
+#: Sentences that say nothing is wrong, or disclaim what is asked (round 15f).
+REASSURANCES = [
+    "Nothing is missing, I only want the spare towels back.",
+    "There's no damage, we just want to know the cover.",
+    "Not that I've lost it, it's on my desk, but how would I replace it?",
+    "Not saying you've broken anything, I just read the terms.",
+    "We're not asking for compensation, only for the rules on late returns.",
+]
+
+
+@pytest.mark.parametrize("sentence", FIGURES_OF_SPEECH + REASSURANCES)
+def test_these_hold_self_harm_to_near(sentence: str) -> None:
     scored = _model_sure([sentence], [0.60])
-    exemplars = Threshold(0.45, -1.0, probability=0.50)
-    assert not scored.fires("self_harm_risk", exemplars)
-    assert scored.held("self_harm_risk", exemplars).tolist() == [True]
+    assert not scored.fires("self_harm_risk", EITHER)
+    assert scored.held("self_harm_risk", EITHER).tolist() == [True]
 
 
 @pytest.mark.parametrize(
@@ -166,22 +177,4 @@ def test_death_as_a_figure_of_speech_holds_self_harm_to_near(sentence: str) -> N
 )
 def test_said_in_earnest_it_still_fires(sentence: str) -> None:
     scored = _model_sure([sentence], [0.60])
-    assert scored.fires("self_harm_risk", Threshold(0.45, -1.0, probability=0.50))
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "Nothing is missing, I only want the spare towels back.",
-        "There's no damage, we just want to know the cover.",
-        "Not that I've lost it, it's on my desk, but how would I replace it?",
-        "Not saying you've broken anything, I just read the terms.",
-        "I'm dead, that new sticker pack is hilarious.",
-        "We're not asking for compensation, only for the rules on late returns.",
-    ],
-)
-def test_round_15f_reassurances_and_laughter_hold_self_harm_to_near(sentence: str) -> None:
-    scored = _model_sure([sentence], [0.60])
-    exemplars = Threshold(0.45, -1.0, probability=0.50)
-    assert not scored.fires("self_harm_risk", exemplars)
-    assert scored.held("self_harm_risk", exemplars).tolist() == [True]
+    assert scored.fires("self_harm_risk", EITHER)
