@@ -319,7 +319,7 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
         lines.append(f"\n[{model}]")
         for category, limit in table.items():
             if category in current.get(model, {}):
-                # The fields chosen by hand (rounds 7, 13 and 15) are kept as they are.
+                # The fields chosen by hand (rounds 7, 13, 15 and 16) are kept as they are.
                 now = current[model][category]
                 limit = replace(
                     limit,
@@ -329,6 +329,7 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
                     centred_margin=now.centred_margin,
                     exemplars_fire=now.exemplars_fire,
                     model_similarity=now.model_similarity,
+                    exemplar_model_floor=now.exemplar_model_floor,
                 )
             values = f"similarity = {limit.similarity:.2f}, margin = {limit.margin:.2f}"
             if limit.probability is not None:
@@ -341,6 +342,8 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
                 values += ", exemplars_fire = false"
             if limit.model_similarity is not None:
                 values += f", model_similarity = {limit.model_similarity:.2f}"
+            if limit.exemplar_model_floor is not None:
+                values += f", exemplar_model_floor = {limit.exemplar_model_floor:.2f}"
             lines.append(f"{category} = {{ {values} }}")
     THRESHOLDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {THRESHOLDS_PATH}")

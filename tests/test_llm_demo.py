@@ -64,10 +64,13 @@ def test_every_demo_ticket_is_staged_with_the_right_bucket(
         assert (expected, got) == ("answerable", "needs_human"), ticket_id
         trace = store.trace(ticket_id)
         classify = [e for e in trace if e["stage"] == "classify"]
-        if classify:
+        (safety,) = [e for e in trace if e["stage"] == "safety"]
+        if classify and classify[0]["detail"]["decided_by"] == "safety":
+            # The gate found a sentence near a risk (firing nothing): the model may not answer.
+            assert safety["detail"]["reason_code"] == "near_risk", ticket_id
+        elif classify:
             assert classify[0]["detail"]["decided_by"] == "rules over llm", ticket_id
         else:
-            (safety,) = [e for e in trace if e["stage"] == "safety"]
             assert safety["detail"]["auto_escalate"], ticket_id
     assert len(store.staged(Status.PENDING_REVIEW)) >= 15
 

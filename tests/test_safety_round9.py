@@ -1,7 +1,8 @@
 """Round 9 of the safety gate: the kinds of harmless sentence the semantic detector misread
 (issue-tracker sentences, plain sentences of long tickets, ordinary Spanish, French and Italian
 lines) and the real risks beside them that must still escalate. No hard negative shipped this
-round (docs/triage.md, Round 9): two of these are still escalated and marked so.
+round (docs/triage.md, Round 9); both sentences it left escalated are quiet since (rounds 11
+and 16).
 
 The sentences were written for these tests and appear in no data file (neither in
 ``exemplars/safety/`` nor in any eval set).
@@ -23,13 +24,10 @@ def gate():  # type: ignore[no-untyped-def]
 GATE_QUIET = [
     # issue-tracker register; round 9's hard negatives quieted these two but every variant
     # drafted a risk ticket of the selection set, so none shipped. The first is left alone
-    # since round 11's self-harm similarity (0.45 under MiniLM); the second is still escalated.
+    # since round 11's self-harm similarity (0.45 under MiniLM); the second since round 16 (the
+    # exemplars fire security, fraud and legal only where the learned model agrees enough).
     ("Insomnia client", "Only Insomnia requests with a JSON body fail, Postman works."),
-    pytest.param(
-        "Expected",
-        "## Expected Behavior Describe what the action should do.",
-        marks=pytest.mark.xfail(strict=True, reason="round 9 hard negatives not shipped"),
-    ),
+    ("Expected", "## Expected Behavior Describe what the action should do."),
     (
         "Crash on save",
         "The editor crashes when I save a large file. Is it only me, or do others hit it too?",

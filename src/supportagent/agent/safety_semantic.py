@@ -192,6 +192,12 @@ class Threshold:
     #: every exemplar the linear model extrapolates ("Completion for added prototype methods
     #: ## Info ...", similarity 0.23, self-harm 0.71). Round 15d, MiniLM's self-harm.
     model_similarity: float | None = None
+    #: The exemplars fire only on a sentence the learned model gives at least this share of
+    #: its ``probability`` threshold; one they would fire on below it is near the risk
+    #: instead (None: the exemplars fire whatever the model says). The nearest exemplars
+    #: read topic ("Card fees" against a card-misuse exemplar, 0.66) where the model, trained
+    #: on thousands of harmless sentences besides, reads the sentence (0.10). Round 16.
+    exemplar_model_floor: float | None = None
 
 
 #: A sentence the learned model gives at least this share of a category's threshold, and that
@@ -275,8 +281,18 @@ class SentenceScores:
             & self._may_fire(category)
         )
         if held:
-            passes &= ~self._held_back(category)
+            passes &= ~self._held_back(category) & self._model_agrees(category, limit)
         return passes
+
+    def _model_agrees(self, category: str, limit: Threshold) -> Mask:
+        """Per sentence, whether the learned model gives ``category`` enough for the
+        exemplars to fire it (``exemplar_model_floor``; every sentence without a floor or a
+        model)."""
+        floor, probability = limit.exemplar_model_floor, self.probability.get(category)
+        if floor is None or limit.probability is None or probability is None:
+            return np.ones(len(self.units), dtype=bool)
+        agrees: Mask = probability >= floor * limit.probability
+        return agrees
 
     def by_model(
         self, category: str, limit: Threshold, share: float = 1.0, *, gated: bool = True
@@ -324,6 +340,7 @@ THRESHOLD_KEYS = frozenset(
         "centred_margin",
         "exemplars_fire",
         "model_similarity",
+        "exemplar_model_floor",
     }
 )
 
@@ -356,6 +373,7 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
             model_margin = values.get("model_margin")
             centred = values.get("centred_margin")
             floor = values.get("model_similarity")
+            agree = values.get("exemplar_model_floor")
             out[model][category] = Threshold(
                 float(values["similarity"]),
                 float(values["margin"]),
@@ -364,6 +382,7 @@ def load_thresholds(text: str | None = None) -> dict[str, dict[str, Threshold]]:
                 None if centred is None else float(centred),
                 bool(values.get("exemplars_fire", True)),
                 None if floor is None else float(floor),
+                None if agree is None else float(agree),
             )
     return out
 
