@@ -432,7 +432,18 @@ def _number_focus(text: str) -> str:
     found = next((name for name, words in _MEASURES if words.search(text)), "")
     if found in ("", "money", "share") and _HOW_MANY.search(text):
         return "count"
+    # "How many kinds of space can one site have?" counts kinds; a size word inside what is
+    # counted does not make it a size, unless the count is of a size's own units ("how many
+    # GB").
+    if found == "size" and _HOW_MANY.search(text) and not _HOW_MANY_SIZE_UNITS.search(text):
+        return "count"
     return found
+
+
+#: "How many GB ...?" asks for a size in its units, not a count of things.
+_HOW_MANY_SIZE_UNITS = _PATTERNS.compile(
+    r"\bhow many (?:[kmgt]b|[kmgt]i?bs|(?:kilo|mega|giga|tera)bytes?|bytes)\b", re.I
+)
 
 
 # ---------------------------------------------------------------------------- answers

@@ -400,8 +400,12 @@ class UnitScorer:
             # a procedure's steps only pass things on the way ("Pick the printer").
             text = "" if unit.procedure else unit.text
             where = " ".join((text, unit.passage.title, *unit.passage.heading_path))
-            typed = question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower() or (
-                not unit.procedure and self._names_a(question.focus, unit)
+            typed = (
+                question.focus.rstrip("s")[:FAMILY_PREFIX] in where.lower()
+                or (not unit.procedure and self._names_a(question.focus, unit))
+                # ... unless a step calls a thing by name as one ("Sign in with the Owner
+                # role" for "which role may change the plan?").
+                or (unit.procedure and _called_a(question.focus, unit.text))
             )
         if question.kind in TYPED:
             base += TYPE_BONUS if typed else -TYPE_BONUS
@@ -785,6 +789,13 @@ def _framed_by_subject(subject: str, questions: Sequence[Question]) -> list[bool
     shared = [len(words & set(tokenize(q.text))) for q in questions]
     best = shared.index(max(shared))
     return [k == best for k in range(len(questions))]
+
+
+def _called_a(focus: str, text: str) -> bool:
+    """True when ``text`` names something as a ``focus`` in so many words: "the Owner role",
+    "the **Billing** tab" for ``role`` and ``tab``."""
+    noun = re.escape(focus.rstrip("s"))
+    return re.search(rf"(?:\b[A-Z][\w-]*|\*\*[^*]{{1,40}}\*\*)\s+{noun}s?\b", text) is not None
 
 
 def _rarity(texts: Sequence[str]) -> dict[str, float]:
