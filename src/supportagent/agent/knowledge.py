@@ -29,6 +29,7 @@ from supportagent.retrieval.dense import (
     Vectors,
 )
 from supportagent.retrieval.fusion import Fusion
+from supportagent.retrieval.own_name import own_names as find_own_names
 from supportagent.retrieval.persisted import IndexNotCurrent
 from supportagent.retrieval.retriever import HybridRetriever
 from supportagent.retrieval.vectorlog import VectorLog
@@ -104,6 +105,7 @@ class Knowledge:
         self._synced_at: datetime | None = None
         self._revision: int | None = None
         self._language: str | None = None
+        self._own_names: tuple[str, ...] | None = None
         self._index_dir = index_dir
         self._sentences: CachedEmbedder | None = None
         self.retriever = HybridRetriever(
@@ -240,6 +242,16 @@ class Knowledge:
                     votes[guess.code] = votes.get(guess.code, 0) + 1
             self._language = max(sorted(votes), key=votes.__getitem__) if votes else "en"
         return self._language
+
+    def own_names(self) -> tuple[str, ...]:
+        """The name the articles call their product by (``retrieval.own_name``), found once."""
+        if self._own_names is None:
+            articles: dict[str, list[str]] = {}
+            for passage in self.retriever.passages:
+                if passage.kind is DocKind.KB:
+                    articles.setdefault(passage.doc_id, []).append(passage.text)
+            self._own_names = find_own_names("\n".join(parts) for parts in articles.values())
+        return self._own_names
 
     def links(self, doc_id: str) -> tuple[str, ...]:
         """The documents ``doc_id`` links to (a resolved ticket's articles)."""

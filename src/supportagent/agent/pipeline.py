@@ -153,6 +153,9 @@ class Pipeline:
         use_embedder = getattr(engine, "use_embedder", None)
         if callable(use_embedder):  # an engine that ranks sentences by meaning
             use_embedder(knowledge.sentence_embedder())
+        use_own_names = getattr(engine, "use_own_names", None)
+        if callable(use_own_names):  # an engine that compares meanings without them
+            use_own_names(knowledge.own_names())
         use_links = getattr(engine, "use_links", None)
         if callable(use_links):  # an engine that looks for conflicts as the checks do
             use_links(knowledge.links)

@@ -46,6 +46,7 @@ from supportagent.engines.classifier import Classifier
 from supportagent.engines.extract import Unit, bullet_run, evidence_units, split_sentences
 from supportagent.engines.offline_check import check_draft, explain_confidence
 from supportagent.engines.scoring import SCOPE_BONUS, TYPED, Scored, UnitScorer
+from supportagent.retrieval.own_name import masked
 
 __all__ = ["OfflineEngine", "split_sentences"]
 
@@ -93,6 +94,8 @@ class OfflineEngine:
         self.embed = embed
         self.links: Links | None = None
         self.classifier = classifier or Classifier()
+        #: The product's own name, left out of what the drafter and checker embed.
+        self.own_names: tuple[str, ...] = ()
 
     def use_links(self, links: Links | None) -> None:
         """Hold a resolved ticket against the articles it links to (the pipeline passes the
@@ -103,6 +106,16 @@ class OfflineEngine:
         """Rank sentences by meaning with ``embed`` (the pipeline passes the knowledge's)."""
         if self.embed is None:
             self.embed = embed
+
+    def use_own_names(self, names: Sequence[str]) -> None:
+        """Compare meanings without the product's own name (the pipeline passes the
+        knowledge's, ``retrieval.own_name``): every article says it, so an unrelated sentence
+        that names it ("Hivecast watches your beehives for you") would read like any question
+        that names it too ("Can Hivecast treat varroa mites?")."""
+        self.own_names = tuple(names)
+
+    def _meaning(self) -> Embed | None:
+        return masked(self.embed, self.own_names)
 
     def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
         return self.classifier.classify(ticket, safety)
@@ -117,9 +130,10 @@ class OfflineEngine:
         questions = ticket_questions(ticket)
         dropped = _dropped(previous, verdict)
         units = [u for u in evidence_units(evidence) if not dropped.intersection(u.sentences)]
-        scorer = UnitScorer(ticket, questions, units, evidence, self.embed)
+        embed = self._meaning()
+        scorer = UnitScorer(ticket, questions, units, evidence, embed)
         chosen, answers, unanswered = _choose(questions, scorer, self.links)
-        chosen = _with_other_sides(chosen, units, evidence, ticket, self.embed, self.links)
+        chosen = _with_other_sides(chosen, units, evidence, ticket, embed, self.links)
         # Reviewers read the units in the order of the questions they answer.
         sentences = tuple(
             DraftSentence(text, (s.unit.passage_id,)) for s in chosen for text in s.unit.sentences
@@ -143,7 +157,7 @@ class OfflineEngine:
 
     def check(self, ticket: Ticket, draft: Draft, evidence: Sequence[Hit]) -> Verdict:
         """The draft must give what each question asks, or say it cannot (offline_check)."""
-        return check_draft(ticket, draft, evidence, self.embed)
+        return check_draft(ticket, draft, evidence, self._meaning())
 
 
 def _choose(
