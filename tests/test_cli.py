@@ -67,6 +67,17 @@ def test_agent_demo_shows_the_gate_denying_the_decoy_and_stages_for_review(demo:
     assert "pending_review" in out
 
 
+def test_a_ticket_near_a_risk_does_not_read_as_no_safety_concern(demo: None) -> None:
+    # T-2034's sentence about proving the sending address comes near a security incident
+    # without firing it: the timeline says so, as the classify line that acts on it does.
+    code, out = invoke("agent", "T-2034")
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert "near a risk, not escalated by itself" in flat
+    assert "comes near security_incident" in flat
+    assert "no safety concern" not in flat
+
+
 def test_inbox_prints_outcomes_and_bucket_accuracy(demo: None) -> None:
     code, out = invoke("inbox")
     assert code == 0, out

@@ -133,6 +133,13 @@ def test_ticket_page_is_a_timeline_of_every_stage(settings: Settings, demo_store
         assert client.get("/tickets/a..b").status_code == 422
 
 
+def test_a_ticket_near_a_risk_says_so_on_its_page(settings: Settings, demo_store: Store) -> None:
+    with client_for(settings, demo_store) as client:
+        page = client.get("/tickets/T-2034").text
+    assert "Near a risk" in page and "comes near security_incident" in page
+    assert "No safety concern." not in page
+
+
 def test_stats_page_draws_svg_charts_and_lists_gaps(settings: Settings, demo_store: Store) -> None:
     with client_for(settings, demo_store) as client:
         page = client.get("/stats").text

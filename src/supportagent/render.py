@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from supportagent.domain import NEAR_RISK
 from supportagent.reasons import explain, one_line
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ def _summary(stage: str, d: dict[str, Any]) -> str:
     if stage == "tool":
         return escape(f"{d.get('tool')} ({d.get('reason')})")
     if stage == "safety":
+        if d.get("reason_code") == NEAR_RISK:
+            # Nothing fired, but a sentence came near a risk: the ticket is not answered.
+            return escape(f"near a risk, not escalated by itself: {d.get('explanation', '')}")
         if not d.get("auto_escalate") and d.get("category") != "service_outage":
             return "no safety concern"
         rule = f" (rule {d['matched_rule']})" if d.get("matched_rule") else ""
