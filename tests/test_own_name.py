@@ -43,7 +43,17 @@ def test_a_word_also_written_in_lower_case_is_no_name() -> None:
 
 
 def test_a_plan_name_used_by_fewer_articles_is_not_taken() -> None:
-    assert own_names(ARTICLES) != ("Studio",)
+    # "Studio", like the product's name, is capitalised inside sentences and never in lower
+    # case, in three articles of four; the product's name is in all four.
+    plans = [
+        "On the Studio plan you get 3 seats in Larkspur.",
+        "Move up from Studio in Larkspur under Billing.",
+        "Larkspur keeps Studio shows for a year.",
+        "Larkspur encodes every upload at 128 kbps.",
+    ]
+    assert own_names(plans) == ("Larkspur",)
+    without_product = [p.replace("Larkspur", "the app") for p in plans]
+    assert own_names(without_product) == ("Studio",)
 
 
 def test_no_articles_no_name() -> None:
