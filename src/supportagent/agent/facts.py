@@ -979,9 +979,6 @@ LINKED_SIMILARITY = 0.55
 #: ("Each loan can be renewed up to 3 times", "Readers can extend each loan two times at
 #: most"), however few words they share.
 ARTICLE_PHRASE_SIMILARITY = 0.6
-#: Two articles' facts that are each other's closest of their kind (``_mutually_nearest``) are
-#: about one thing at this similarity of their subject phrases, under any headings.
-NEAREST_PHRASE_SIMILARITY = 0.55
 
 
 @dataclass(frozen=True, slots=True)
@@ -1064,7 +1061,6 @@ def find_conflicts(
     conflicts: list[Conflict] = []
     seen: set[tuple[str, str, str, str]] = set()
     closest = _closest_linked(facts, pairs, similarity, phrases, links)
-    nearest = _mutually_nearest(facts, pairs, phrases)
     for (i, j), dense, phrase in zip(pairs, similarity, phrases, strict=True):
         a, b = facts[i], facts[j]
         if not compatible_roles(a.role, b.role):
@@ -1089,9 +1085,7 @@ def find_conflicts(
             # One knowledge base is written to agree with itself; two of its articles that
             # share a verb ("retries a failed payment", "retries a failed event") are mostly
             # about different things, so only a close match of subjects counts there.
-            by_meaning = (phrase >= ARTICLE_PHRASE_SIMILARITY and _headings_meet(a, b)) or (
-                phrase >= NEAREST_PHRASE_SIMILARITY and (i, j) in nearest
-            )
+            by_meaning = phrase >= ARTICLE_PHRASE_SIMILARITY and _headings_meet(a, b)
             if lexical < SUBJECT_OVERLAP_ARTICLES and not by_meaning:
                 continue
         else:
@@ -1113,30 +1107,6 @@ def find_conflicts(
             seen.add(key)
             conflicts.append(conflict)
     return conflicts
-
-
-def _mutually_nearest(
-    facts: Sequence[Fact], pairs: Sequence[tuple[int, int]], phrases: Sequence[float]
-) -> set[tuple[int, int]]:
-    """Pairs of facts from two articles where each is the other's closest by meaning among the
-    other article's facts of its kind (round 15 of the drafter): "members can mark themselves
-    absent until 2 hours before" and "the Away button closes 24 hours before" are one rule
-    under two headings, while the reminder sent 48 hours before, in the first article too, is
-    further from the second. Headings that share no word no longer keep such a pair apart."""
-    best: dict[tuple[int, str], float] = {}
-    for (i, j), phrase in zip(pairs, phrases, strict=True):
-        a, b = facts[i], facts[j]
-        if a.kind is not DocKind.KB or b.kind is not DocKind.KB:
-            continue
-        for mine, theirs in ((i, b.doc_id), (j, a.doc_id)):
-            best[(mine, theirs)] = max(best.get((mine, theirs), -1.0), phrase)
-    return {
-        (i, j)
-        for (i, j), phrase in zip(pairs, phrases, strict=True)
-        if (i, facts[j].doc_id) in best
-        and phrase >= best[(i, facts[j].doc_id)]
-        and phrase >= best[(j, facts[i].doc_id)]
-    }
 
 
 def _closest_linked(
