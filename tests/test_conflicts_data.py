@@ -8,35 +8,19 @@ its text is the question and the answer together.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+
+from product_sets import TICKET_FIELDS, read_jsonl, split_article
 
 BASE = Path(__file__).resolve().parents[1] / "eval" / "conflicts"
 
 #: Product folder -> split of all its tickets (the first two are tune data, the last two test data).
 PRODUCTS = {"tallyfern": "tune", "cantorel": "tune", "kilnmark": "test", "windlog": "test"}
 
-TICKET_FIELDS = frozenset(
-    {
-        "id",
-        "subject",
-        "body",
-        "expected_bucket",
-        "expected_safety",
-        "expected_reason",
-        "expected_docs",
-        "expected_facts",
-        "conflict",
-        "language",
-        "split",
-        "notes",
-    }
-)
 RESOLVED_FIELDS = frozenset({"id", "question", "answer", "linked_docs"})
 
 #: Controls about a different subject that sounds alike: the look-alike value and where it is.
@@ -50,25 +34,13 @@ DISTRACTORS = {
 }
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        assert line.strip(), f"{path}: blank line {number}"
-        row = json.loads(line)
-        assert isinstance(row, dict), f"{path}: line {number} is not an object"
-        rows.append(row)
-    return rows
-
-
 def articles(product: str) -> dict[str, str]:
     found = {}
     for path in sorted((BASE / product / "kb").glob("*.md")):
-        match = re.match(r"---\n(.*?)\n---\n(.*)", path.read_text(encoding="utf-8"), re.S)
-        assert match, f"{path}: no front matter"
-        meta = yaml.safe_load(match.group(1))
-        assert isinstance(meta, dict) and set(meta) == {"id", "title"}, path
+        meta, body = split_article(path)
+        assert set(meta) == {"id", "title"}, path
         assert meta["id"] == path.stem, path
-        found[path.stem] = match.group(2)
+        found[path.stem] = body
     return found
 
 
@@ -99,7 +71,7 @@ def has_value(text: str, value: str) -> bool:
 
 
 def is_control(ticket: dict[str, Any]) -> bool:
-    return ticket["notes"].startswith("control:")
+    return bool(ticket["notes"].startswith("control:"))
 
 
 def kind_of(ticket: dict[str, Any]) -> str:
