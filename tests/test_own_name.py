@@ -5,7 +5,7 @@ these tests."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -120,18 +120,20 @@ def test_a_question_the_articles_do_not_cover_gets_no_sentence_that_only_shares_
 
 
 class RecordingEngine(OfflineEngine):
-    """The offline engine, keeping the names the pipeline hands it."""
+    """The offline engine, keeping what the pipeline hands it for the names."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.names_given: list[tuple[str, ...]] = []
+        self.given: list[object] = []
 
-    def use_own_names(self, names: Sequence[str]) -> None:
-        self.names_given.append(tuple(names))
+    def use_own_names(self, names: Sequence[str] | Callable[[], Sequence[str]]) -> None:
+        self.given.append(names)
         super().use_own_names(names)
 
 
-def test_the_pipeline_hands_the_engine_the_articles_name(tmp_path: Path) -> None:
+def test_the_pipeline_hands_the_engine_the_articles_name_to_read_when_a_draft_needs_it(
+    tmp_path: Path,
+) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
     docs = [Document(f"kb-{i}", DocKind.KB, f"Article {i}", t) for i, t in enumerate(ARTICLES)]
@@ -139,6 +141,16 @@ def test_the_pipeline_hands_the_engine_the_articles_name(tmp_path: Path) -> None
     knowledge = Knowledge(store.documents(), embedder=None)
     engine = RecordingEngine()
     Pipeline(store, knowledge, engine, PipelineConfig())
-    assert engine.names_given == [("Larkspur",)]
+    # Building a pipeline reads no article for the name (start-up work a triage never needs).
+    assert len(engine.given) == 1 and callable(engine.given[0])
+    assert knowledge._own_names is None
     assert engine.own_names == ("Larkspur",)
+    assert knowledge._own_names == ("Larkspur",)
     store.close()
+
+
+def test_names_given_as_a_list_are_used_as_they_are() -> None:
+    engine = OfflineEngine()
+    assert engine.own_names == ()
+    engine.use_own_names(["Larkspur", "Studio"])
+    assert engine.own_names == ("Larkspur", "Studio")

@@ -155,7 +155,7 @@ class Pipeline:
             use_embedder(knowledge.sentence_embedder())
         use_own_names = getattr(engine, "use_own_names", None)
         if callable(use_own_names):  # an engine that compares meanings without them
-            use_own_names(knowledge.own_names())
+            use_own_names(knowledge.own_names)  # read on the first draft, not here
         use_links = getattr(engine, "use_links", None)
         if callable(use_links):  # an engine that looks for conflicts as the checks do
             use_links(knowledge.links)

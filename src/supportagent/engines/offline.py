@@ -101,8 +101,9 @@ class OfflineEngine:
         self.embed = embed
         self.links: Links | None = None
         self.classifier = classifier or Classifier()
-        #: The product's own name, left out of what the drafter and checker embed.
-        self.own_names: tuple[str, ...] = ()
+        #: Where the product's own name comes from (``use_own_names``); read on first use.
+        self._names: Sequence[str] | Callable[[], Sequence[str]] = ()
+        self._own_names: tuple[str, ...] | None = None
 
     def use_links(self, links: Links | None) -> None:
         """Hold a resolved ticket against the articles it links to (the pipeline passes the
@@ -114,12 +115,22 @@ class OfflineEngine:
         if self.embed is None:
             self.embed = embed
 
-    def use_own_names(self, names: Sequence[str]) -> None:
+    def use_own_names(self, names: Sequence[str] | Callable[[], Sequence[str]]) -> None:
         """Compare meanings without the product's own name (the pipeline passes the
         knowledge's, ``retrieval.own_name``): every article says it, so an unrelated sentence
         that names it ("Hivecast watches your beehives for you") would read like any question
-        that names it too ("Can Hivecast treat varroa mites?")."""
-        self.own_names = tuple(names)
+        that names it too ("Can Hivecast treat varroa mites?"). ``names`` may be a function,
+        called when a draft first needs them: finding the name reads every article, which a
+        pipeline built only to triage or to show a page never needs."""
+        self._names, self._own_names = names, None
+
+    @property
+    def own_names(self) -> tuple[str, ...]:
+        """The product's own names, left out of what the drafter and checker embed."""
+        if self._own_names is None:
+            names = self._names() if callable(self._names) else self._names
+            self._own_names = tuple(names)
+        return self._own_names
 
     def _meaning(self) -> Embed | None:
         return masked(self.embed, self.own_names)
