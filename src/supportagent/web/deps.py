@@ -14,7 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.config import Settings
-from supportagent.domain import is_valid_id
+from supportagent.domain import NEAR_RISK, is_valid_id
 from supportagent.llm.budget import Budget
 from supportagent.reasons import explain
 from supportagent.store.store import Store
@@ -30,6 +30,7 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 _ENV.globals["explain"] = explain  # reason codes in words, in every template
+_ENV.globals["NEAR_RISK"] = NEAR_RISK  # the one reason code a template tests for by name
 TEMPLATES = Jinja2Templates(env=_ENV)
 _ACTOR = re.compile(r"^[\w .@-]{1,64}$")
 
