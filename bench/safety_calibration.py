@@ -133,6 +133,7 @@ RELEASED = frozenset(
         "risk_blind9",
         "risk_blind10",
         "risk_blind11",
+        "risk_blind12",
     }
 )
 
