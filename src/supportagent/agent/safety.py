@@ -143,9 +143,19 @@ def parse_rules(text: str, source: str = "<string>") -> tuple[SafetyRule, ...]:
     return parse_rule_table(text, source, _parse_rule)
 
 
+#: A negation typed without its apostrophe ("i dont want to be alive anymore", "it wasnt
+#: me"), which the rules read with it. "wont" and "cant" are words of their own, and so are
+#: "im" (German) and "ill", so only these are mended (French "dont" becomes "don't", which no
+#: rule reads in French).
+_BARE_NEGATION = _PATTERNS.compile(
+    r"\b(do|does|did|could|would|should|was|were|is|are|have|has|had)nt\b", re.IGNORECASE
+)
+
+
 def rule_view(text: str) -> str:
-    """The text the safety rules read: canonical, code blocks and inline code blanked."""
-    return prose(text, identifiers=False)
+    """The text the safety rules read: canonical, code blocks and inline code blanked, and a
+    negation without its apostrophe given one (``_BARE_NEGATION``)."""
+    return _BARE_NEGATION.sub(r"\1n't", prose(text, identifiers=False))
 
 
 def screen(text: str, rules: Sequence[SafetyRule] | None = None) -> SafetyResult:
