@@ -159,10 +159,10 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
 _BITS_PER_SECOND = {"kbit": "kbps", "mbit": "mbps", "gbit": "gbps"}
 _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 #: The dimensions of a measured value (not a duration, a count or money): what "what time",
-#: "how heavy" or "at what temperature" ask for.
+#: "how heavy", "at what temperature" or "which day of the week" ask for.
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
-    | {"bandwidth", "size", "percent", "pixel"}
+    | {"bandwidth", "size", "percent", "pixel", "weekday"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
@@ -521,6 +521,28 @@ def frequencies(text: str) -> list[Quantity]:
     return found
 
 
+#: The day a weekly event falls on, said as a habit: "every Thursday", "each Monday", "on
+#: Mondays". A single day ("on Monday", "until Friday") is a date, not a schedule, and is not
+#: taken; nor is "every weekday".
+_WEEKDAY_NAMES = _DAYS[:7]
+_RECURRING_DAY = _PATTERNS.compile(
+    rf"\b(?:(?:every|each)\s+({'|'.join(_WEEKDAY_NAMES)})\b|on\s+({'|'.join(_WEEKDAY_NAMES)})s\b)",
+    re.IGNORECASE,
+)
+
+
+def weekdays(text: str) -> list[Quantity]:
+    """The weekday of a weekly event (``_RECURRING_DAY``), as a value of the dimension
+    ``weekday`` (Monday 0 to Sunday 6): "paid out every Thursday" and "goes out on Mondays"
+    give two values of one thing, where both are "weekly" as schedules."""
+    found = []
+    for match in _RECURRING_DAY.finditer(text):
+        day = (match.group(1) or match.group(2)).lower()
+        value = Decimal(_WEEKDAY_NAMES.index(day))
+        found.append(Quantity(value, "weekday", match.group(0), match.start(), match.end()))
+    return found
+
+
 # ---------------------------------------------------------------------------- facts
 
 _PLAN = _PATTERNS.compile(
@@ -818,6 +840,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         for index, sentence in enumerate(sentences):
             found = quantities(sentence)
             found += limit_counts(sentence)
+            found += weekdays(sentence)
             # "once a week, every Monday": one schedule, said twice.
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
             # "$3.50 monthly" is a price per month, not a schedule.
@@ -1335,6 +1358,8 @@ def stated_by(text: str, fact: Fact) -> bool:
     found = frequencies(text) if fact.role == "frequency" else quantities(text)
     if fact.dimension.startswith("count:"):
         found = limit_counts(text)
+    elif fact.dimension == "weekday":
+        found = weekdays(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
 
 
