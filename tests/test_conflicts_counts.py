@@ -96,3 +96,37 @@ def test_a_count_that_claims_no_reach_keeps_its_own_thing() -> None:
         "Yes: open the task and add people in the Helpers field, up to 4 volunteers per task.",
     )
     assert conflicts_of(article, ticket, links={"RT-79": ("kb-rota",)}) == []
+
+
+# Round 17 (fifteenth session, from a tune miss of eval/conflicts): the other side's noun has a
+# unit of its own ("seats", "users"), which a limit makes a count like any other; a number of
+# them said in passing is not a second limit.
+PROFILES = kb(
+    "kb-profiles",
+    "Profiles in a household",
+    "A household can have up to 4 profiles. The limit is the same for every plan.",
+    title="Households",
+)
+FAMILY = resolved(
+    "RT-80",
+    "We're on Family. How many of us can share one household?",
+    "Hi, on the Family plan up to 6 users can share a household. The 2 users you added "
+    "yesterday are already counted.",
+)
+
+
+def test_a_limit_in_a_unit_of_its_own_conflicts_with_a_counted_noun() -> None:
+    [conflict] = conflicts_of(PROFILES, FAMILY, links={"RT-80": ("kb-profiles",)})
+    assert {conflict.general.quantity.raw, conflict.specific.quantity.raw} == {
+        "4 profiles",
+        "6 users",
+    }
+
+
+def test_a_number_of_users_in_passing_is_no_limit() -> None:
+    ticket = resolved(
+        "RT-81",
+        "Do new profiles count at once?",
+        "Hi, yes: the 2 users you added yesterday are already counted in your household.",
+    )
+    assert conflicts_of(PROFILES, ticket, links={"RT-81": ("kb-profiles",)}) == []

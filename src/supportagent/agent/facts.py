@@ -1177,15 +1177,38 @@ def _linked_counts(a: Fact, b: Fact, facts: Sequence[Fact], links: Links | None)
     article = a if a.kind is DocKind.KB else b
     if not article.universal:
         return False
-    if a.dimension == b.dimension or not all(x.dimension.startswith("count:") for x in (a, b)):
+    if a.dimension == b.dimension or not all(_limited_count(x) for x in (a, b)):
         return False
     if not (a.doc_id in links(b.doc_id) or b.doc_id in links(a.doc_id)):
         return False
     if a.value == b.value or a.conditions != b.conditions or a.listed or b.listed:
         return False
-    return all(
-        _alone_in_document(x, facts, lambda f: f.dimension.startswith("count:")) for x in (a, b)
-    )
+    return all(_alone_in_document(x, facts, _limited_count) for x in (a, b))
+
+
+#: Units of :func:`quantities` that count things, as a noun of :func:`limit_counts` does:
+#: "up to 20 seats" and "up to 10 tickets" are two limits on one count (round 17 of the
+#: drafter), where "seat" has a unit of its own and "ticket" does not.
+_COUNT_UNITS = frozenset(
+    {"user", "seat", "member", "key", "webhook", "project", "item", "record", "row", "result"}
+    | {"page", "file", "connection", "event", "recipient", "contact", "segment", "message"}
+    | {"email", "call", "request"}
+)
+_LIMIT_BEFORE = _PATTERNS.compile(
+    r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+$", re.IGNORECASE
+)
+
+
+def _limited_count(fact: Fact) -> bool:
+    """True when ``fact`` limits a count of things: a :func:`limit_counts` value, or a
+    number of a counting unit said as a limit ("up to 20 seats"), not a number of them in
+    passing ("the 6 seats they had bought")."""
+    if fact.dimension.startswith("count:"):
+        return True
+    if fact.dimension not in _COUNT_UNITS:
+        return False
+    at = fact.sentence.find(fact.quantity.raw)
+    return at >= 0 and _LIMIT_BEFORE.search(fact.sentence[:at]) is not None
 
 
 def _alone_in_document(fact: Fact, facts: Sequence[Fact], alike: Callable[[Fact], bool]) -> bool:
