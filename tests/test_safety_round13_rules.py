@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from supportagent.agent.safety import default_screen, screen
+from rule_rows import assert_escalates, assert_left_alone
+from supportagent.agent.safety import default_screen
 from supportagent.domain import Bucket, Ticket
 from supportagent.engines.classifier import Classifier
 
@@ -91,13 +92,12 @@ QUIET = [
 
 @pytest.mark.parametrize(("text", "category"), FIRES)
 def test_the_new_rows_escalate(text: str, category: str) -> None:
-    result = screen(text)
-    assert result.auto_escalate and result.category == category, (text, result.matched_rule)
+    assert_escalates(text, category)
 
 
 @pytest.mark.parametrize("text", QUIET)
 def test_the_new_rows_leave_these_alone(text: str) -> None:
-    assert not screen(text).auto_escalate, (text, screen(text).matched_rule)
+    assert_left_alone(text)
 
 
 ACCOUNT_REQUESTS = [

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from supportagent.agent.safety import default_screen, rule_view, screen
+from rule_rows import assert_escalates, assert_left_alone
+from supportagent.agent.safety import default_screen, rule_view
 from supportagent.domain import Bucket, Ticket
 from supportagent.engines.classifier import Classifier, load_classifier_rules
 from supportagent.evals.triage import decide
@@ -58,14 +59,12 @@ QUIET = [
 
 @pytest.mark.parametrize(("text", "category"), FIRES)
 def test_the_new_rows_escalate(text: str, category: str) -> None:
-    result = screen(text)
-    assert result.auto_escalate and result.category == category, (text, result.matched_rule)
+    assert_escalates(text, category)
 
 
 @pytest.mark.parametrize("text", QUIET)
 def test_the_new_rows_leave_these_alone(text: str) -> None:
-    result = screen(text)
-    assert not result.auto_escalate, (text, result.matched_rule)
+    assert_left_alone(text)
 
 
 @pytest.mark.parametrize(

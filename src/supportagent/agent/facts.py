@@ -159,10 +159,10 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
 _BITS_PER_SECOND = {"kbit": "kbps", "mbit": "mbps", "gbit": "gbps"}
 _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 #: The dimensions of a measured value (not a duration, a count or money): what "what time",
-#: "how heavy", "at what temperature" or "which day of the week" ask for.
+#: "how heavy", "at what temperature", "which day of the week" or "which version" ask for.
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
-    | {"bandwidth", "size", "percent", "pixel", "weekday"}
+    | {"bandwidth", "size", "percent", "pixel", "weekday", "version"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
@@ -543,6 +543,53 @@ def weekdays(text: str) -> list[Quantity]:
     return found
 
 
+#: A version said as the least that something needs: before "or later" and its like ("3.8 or
+#: newer", "2.1+"), or after "at least" or "minimum" ("at least version 5.2"). A version
+#: that something merely runs ("still on version 1.9", "version 4.2.0 reads the proxy") is
+#: a state, not a requirement, and a bare decimal ("3.5 kg", "£3.40") is not one at all.
+_VERSION_VALUE = _PATTERNS.compile(
+    r"(?<![$€£\d.,])\b(\d+(?:\.\d+){1,2})(?=\s*(?:or|and)\s+(?:later|newer|above|higher|up)\b"
+    r"|\+(?!\d))"
+    r"|\b(?:at\s+least|minimum(?:\s+of)?)\s+(?:(?:version|firmware|release)\s+)?v?"
+    r"(\d+(?:\.\d+){1,2})\b(?![.,]\d)",
+    re.IGNORECASE,
+)
+#: Words before a version that say it is one, not what it is a version of.
+_VERSION_WORDS = frozenset({"version", "v", "release", "build", "to", "on", "of", "is", "be"})
+_WORD_BEFORE = _PATTERNS.compile(r"([A-Za-z][\w-]*)\W*$")
+
+
+def versions(text: str) -> list[Quantity]:
+    """Least versions (``_VERSION_VALUE``), as values of the dimension ``version`` ("3.8" is
+    3 008 000, so "3.10" and "3.9" stay two): "Auto-lock needs firmware 3.4 or later" and
+    "a cargo bike needs firmware 3.8 or newer" give two minimum versions of one thing."""
+    found = []
+    for match in _VERSION_VALUE.finditer(text):
+        group = 1 if match.group(1) else 2
+        number = match.group(group)
+        parts = [int(x) for x in number.split(".")] + [0, 0]
+        value = Decimal(parts[0] * 1_000_000 + parts[1] * 1_000 + parts[2])
+        start, end = match.start(group), match.end(group)
+        found.append(Quantity(value, "version", text[start:end], start, end))
+    return found
+
+
+def versioned_thing(fact: Fact) -> str | None:
+    """What a version fact is a version of: the word before the number, passing over words
+    that only say it is a version ("Python" in "Python 3.9 or newer", "firmware" in "needs
+    firmware 3.8 or newer"); None when the sentence names nothing there."""
+    before = fact.sentence[: fact.quantity.start]
+    for _ in range(3):
+        match = _WORD_BEFORE.search(before)
+        if match is None:
+            return None
+        word = match.group(1).lower()
+        if word not in _VERSION_WORDS and word not in ("least", "minimum", "at"):
+            return word
+        before = before[: match.start()]
+    return None
+
+
 # ---------------------------------------------------------------------------- facts
 
 _PLAN = _PATTERNS.compile(
@@ -841,6 +888,9 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
             found = quantities(sentence)
             found += limit_counts(sentence)
             found += weekdays(sentence)
+            found += [
+                v for v in versions(sentence) if not any(f.start <= v.start < f.end for f in found)
+            ]
             # "once a week, every Monday": one schedule, said twice.
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
             # "$3.50 monthly" is a price per month, not a schedule.
@@ -1267,6 +1317,10 @@ def _candidates(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
         return False  # "one segment holds 160", "four segments hold 612": two conditions
     if a.listed or b.listed:
         return False  # "after 1 day, 3 days and 7 days": a schedule, not one value
+    if a.dimension == "version":
+        mine_thing, their_thing = versioned_thing(a), versioned_thing(b)
+        if mine_thing and their_thing and mine_thing != their_thing:
+            return False  # "Python 3.9 or newer", "Go 1.21 or newer": two things
     if a.dimension.split("/")[0] in MEASURES:
         mine, theirs = aspects(a), aspects(b)
         if mine and theirs and not mine & theirs:
@@ -1383,6 +1437,8 @@ def stated_by(text: str, fact: Fact) -> bool:
         found = limit_counts(text)
     elif fact.dimension == "weekday":
         found = weekdays(text)
+    elif fact.dimension == "version":
+        found = versions(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
 
 
