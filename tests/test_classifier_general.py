@@ -124,3 +124,44 @@ def test_a_real_ask_beside_the_general_words_still_reaches_a_person_as_money() -
         got = _money_route().classify(Ticket("T-G6", subject, body), GENERAL_INQUIRY)
         assert got.bucket is Bucket.NEEDS_HUMAN
         assert got.reason_code == "money_specific", got
+
+
+# Round 19 (fifteenth session): asking before buying at all, or saying nothing has happened, is
+# asking in general too, in the languages the route reads. Sentences written for this test.
+@pytest.mark.parametrize(
+    ("subject", "body"),
+    [
+        ("Refunds", "What happens to the fee if a class is called off? Asking before we sign up."),
+        ("Invoices", "Can an invoice carry our charity number? Nothing is wrong right now."),
+        ("Annulation", "Un stage annulé est-il remboursé ? Je n'ai encore rien acheté."),
+        # The request model reads these two questions as asks of the writer's own (0.61,
+        # 0.63, above its 0.55): it decides before the general words are read (a gap, recorded).
+        pytest.param(
+            "Terugbetaling",
+            "Krijg ik geld terug als de les vervalt? Ik wil het gewoon weten.",
+            marks=pytest.mark.xfail(strict=True, reason="request model 0.61, above its threshold"),
+        ),
+        (
+            "Reembolso",
+            "¿Se devuelve la matrícula si cancelan el curso? Pregunto antes de reservar.",
+        ),
+        pytest.param(
+            "Erstattung",
+            "Wird die Gebühr erstattet, wenn der Kurs ausfällt? Ich habe noch nichts gekauft.",
+            marks=pytest.mark.xfail(strict=True, reason="request model 0.63, above its threshold"),
+        ),
+    ],
+)
+def test_asking_before_buying_is_no_money_alarm(subject: str, body: str) -> None:
+    got = _money_route().classify(Ticket("T-G7", subject, body), GENERAL_INQUIRY)
+    assert got.bucket is Bucket.NEEDS_HUMAN
+    assert got.reason_code == "uncertain", got
+
+
+def test_a_charge_with_nothing_wrong_in_the_app_is_still_money() -> None:
+    body = (
+        "Nothing is wrong with the app, but you took the 40 euros twice on 3 May; please put "
+        "one back on my card."
+    )
+    got = _money_route().classify(Ticket("T-G8", "Double charge", body), GENERAL_INQUIRY)
+    assert got.reason_code == "money_specific", got

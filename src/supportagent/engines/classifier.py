@@ -92,8 +92,20 @@ _GENERAL = _PATTERNS.compile(
     r"en\s+general|por\s+lo\s+general|en\s+g[ée]n[ée]ral|en\s+r[eè]gle\s+g[ée]n[ée]rale|"
     r"im\s+allgemeinen|grunds[äa]tzlich|generell|em\s+geral|in\s+generale|"
     r"in\s+het\s+algemeen|"
-    # asking what it would take before deciding (round 8): "the steps, before we commit"
-    r"before\s+(?:i|we)\s+(?:decide|commit|go\s+ahead|make\s+up\s+(?:my|our)\s+minds?)|"
+    # asking what it would take before deciding (round 8): "the steps, before we commit"; and
+    # before buying at all, or saying nothing has happened (round 19): "before we sign up",
+    # "I haven't bought anything yet", "nothing is wrong right now", "just want to know"
+    r"before\s+(?:i|we)\s+(?:decide|commit|go\s+ahead|make\s+up\s+(?:my|our)\s+minds?|buy|book"
+    r"|order|purchase|sign\s+up|subscribe|join|register)|"
+    r"(?:haven't|have\s+not|didn't|did\s+not)\s+(?:bought|booked|ordered|purchased|paid\s+for)"
+    r"\s+anything|nothing(?:'s|\s+is)\s+wrong\s+(?:right\s+)?(?:now|yet|at\s+the\s+moment)|"
+    r"(?:i|we)\s+just\s+(?:want|wanted|need)\s+to\s+know|"
+    r"je\s+me\s+renseigne|(?:encore\s+)?rien\s+achet[ée]|avant\s+d'acheter|"
+    r"voordat\s+(?:ik|we|wij)\s+(?:\S+\s+){0,4}?(?:koop|kopen|boek|boeken|bestel|bestellen)\b|"
+    r"wil\s+het\s+(?:gewoon|alleen)\s+weten|"
+    r"antes\s+de\s+(?:comprar|reservar|contratar|pedir)|solo\s+quiero\s+saber|"
+    r"s[óo]\s+quero\s+saber|bevor\s+(?:ich|wir)\s+(?:\S+\s+){0,4}?(?:kaufe|kaufen|buche|buchen"
+    r"|bestelle|bestellen)\b|noch\s+nichts\s+gekauft|"
     r"(?:our|the|a)\s+(?:[\w']+\s+){0,2}?(?:policy|policies|handbook|faq|guidelines))\b",
     re.IGNORECASE,
 )
