@@ -38,6 +38,11 @@ FIRES = [
     ("my cousin is a solicitor and he's preparing a letter about the damage", "legal_threat"),
     ("The environmental health officers are investigating the kitchen.", "legal_threat"),
     (
+        "We dismissed a driver in May and last night he logged in and exported the customer list.",
+        "security_incident",
+    ),
+    ("Our solicitor has already issued proceedings against your company.", "legal_threat"),
+    (
         "There are two tickets on my gran's card statement for names she has never heard of.",
         "payment_fraud",
     ),
@@ -53,6 +58,7 @@ QUIET = [
     "My daughter is a solicitor and she's preparing for her exams, so can we book Sunday?",
     "Does environmental health inspect the café?",
     "It wasnt clear from the page: do you open on bank holidays?",
+    "We let our cleaner go in June; she asks whether she can still download her payslips.",
     "Will the lessons show on my statement under your name or the coach's?",
 ]
 
