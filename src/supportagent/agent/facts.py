@@ -448,8 +448,10 @@ def clock_values(text: str) -> list[Quantity]:
 
 #: "up to 12 hives", "as many as 30 hive stands", "no more than three reminders": a limit on a
 #: count of things, in digits or in words.
+#: Words that set an upper limit on a count ("up to 12 hives", "no more than three").
+_LIMIT_WORDS = r"up to|as many as|at most|no more than|a maximum of|maximum of"
 _LIMIT_COUNT = _PATTERNS.compile(
-    r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+"
+    rf"\b(?:{_LIMIT_WORDS})\s+"
     rf"(\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+([a-z][a-z-]+)\b",
     re.IGNORECASE,
 )
@@ -554,8 +556,11 @@ _VERSION_VALUE = _PATTERNS.compile(
     r"(\d+(?:\.\d+){1,2})\b(?![.,]\d)",
     re.IGNORECASE,
 )
-#: Words before a version that say it is one, not what it is a version of.
-_VERSION_WORDS = frozenset({"version", "v", "release", "build", "to", "on", "of", "is", "be"})
+#: Words before a version that say it is one, or that it is the least, not what it is a
+#: version of.
+_VERSION_WORDS = frozenset(
+    {"version", "v", "release", "build", "to", "on", "of", "is", "be", "at", "least", "minimum"}
+)
 _WORD_BEFORE = _PATTERNS.compile(r"([A-Za-z][\w-]*)\W*$")
 
 
@@ -584,7 +589,7 @@ def versioned_thing(fact: Fact) -> str | None:
         if match is None:
             return None
         word = match.group(1).lower()
-        if word not in _VERSION_WORDS and word not in ("least", "minimum", "at"):
+        if word not in _VERSION_WORDS:
             return word
         before = before[: match.start()]
     return None
@@ -1244,9 +1249,7 @@ _COUNT_UNITS = frozenset(
     | {"page", "file", "connection", "event", "recipient", "contact", "segment", "message"}
     | {"email", "call", "request"}
 )
-_LIMIT_BEFORE = _PATTERNS.compile(
-    r"\b(?:up to|as many as|at most|no more than|a maximum of|maximum of)\s+$", re.IGNORECASE
-)
+_LIMIT_BEFORE = _PATTERNS.compile(rf"\b(?:{_LIMIT_WORDS})\s+$", re.IGNORECASE)
 
 
 def _limited_count(fact: Fact) -> bool:
@@ -1257,8 +1260,7 @@ def _limited_count(fact: Fact) -> bool:
         return True
     if fact.dimension not in _COUNT_UNITS:
         return False
-    at = fact.sentence.find(fact.quantity.raw)
-    return at >= 0 and _LIMIT_BEFORE.search(fact.sentence[:at]) is not None
+    return _LIMIT_BEFORE.search(fact.sentence[: fact.quantity.start]) is not None
 
 
 def _alone_in_document(fact: Fact, facts: Sequence[Fact], alike: Callable[[Fact], bool]) -> bool:
