@@ -1,26 +1,40 @@
-"""Settings: one place, one order (explicit argument, environment, `.env`, default)."""
+"""Settings: one place, one order (explicit argument, environment, `.env`, default).
+
+The environment and ``.env`` are read here rather than by pydantic-settings: importing it
+(and the asyncio it brings) took about 0.05 s of every command's start, a tenth of the warm
+one-shot ``triage`` (issue 17). What it did for us is small and kept exactly: a variable
+``SUPPORTAGENT_<FIELD>`` (or a field's own alias, such as ``DEEPSEEK_API_KEY``), matched
+without regard to case, from the environment over ``.env`` (read with python-dotenv), with
+explicit arguments over both; unknown names are ignored, and every value is validated by
+pydantic as the field's type, so ``"false"`` is a bool and ``"abc"`` for a number an error.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+ENV_PREFIX = "SUPPORTAGENT_"
+ENV_FILE = ".env"
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Everything configurable, read from ``SUPPORTAGENT_*`` variables and ``.env``.
 
-    Secrets are ``SecretStr``: they print as ``**********`` and are never written anywhere.
+    ``Settings(**values)`` reads the environment and ``.env`` (in the working directory) under
+    ``values``; ``_env_file=None`` leaves ``.env`` out. Secrets are ``SecretStr``: they print
+    as ``**********`` and are never written anywhere.
     """
 
-    model_config = SettingsConfigDict(
-        env_prefix="SUPPORTAGENT_",
-        env_file=".env",
-        env_file_encoding="utf-8",
-        extra="ignore",
-    )
+    model_config = ConfigDict(extra="ignore")
+
+    def __init__(self, _env_file: str | Path | None = ENV_FILE, **values: Any) -> None:
+        keys = _input_keys()
+        given = {keys.get(name, name): value for name, value in values.items()}
+        super().__init__(**{**_from_environment(_env_file), **given})
 
     home: Path = Field(default=Path(".supportagent"), description="Data directory.")
     database_url: str | None = Field(
@@ -127,6 +141,37 @@ class Settings(BaseSettings):
         if url.startswith("postgresql://") or url.startswith("postgres://"):
             url = "postgresql+psycopg://" + url.split("://", 1)[1]
         return url
+
+
+def _input_keys() -> dict[str, str]:
+    """Field name -> the key validation reads it under (its alias, if it has one)."""
+    keys = {}
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        keys[name] = alias if isinstance(alias, str) else name
+    return keys
+
+
+def _from_environment(env_file: str | Path | None) -> dict[str, str]:
+    """The fields' values found in ``.env`` and then the environment (which wins), each under
+    the key validation reads; variable names match without regard to case."""
+    wanted = {
+        (key if key != name else ENV_PREFIX + name).lower(): key
+        for name, key in _input_keys().items()
+    }
+    found: dict[str, str] = {}
+    if env_file is not None and Path(env_file).is_file():
+        from dotenv import dotenv_values
+
+        for variable, value in dotenv_values(env_file, encoding="utf-8").items():
+            key = wanted.get(variable.lower())
+            if key is not None and value is not None:  # a bare NAME line has no value
+                found[key] = value
+    for variable, value in os.environ.items():
+        key = wanted.get(variable.lower())
+        if key is not None:
+            found[key] = value
+    return found
 
 
 def load_settings(**overrides: object) -> Settings:
