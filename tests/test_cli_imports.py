@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("openai", "sqlalchemy", "numpy", "onnxruntime", "fastapi", "bm25s", "pydantic_settings")
+HEAVY = ("openai", "sqlalchemy", "numpy", "onnxruntime", "fastapi", "bm25s", "pydantic", "asyncio")
 
 _PROBE = """
 import json, sys

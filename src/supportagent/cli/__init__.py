@@ -5,7 +5,7 @@ How a command module stays lazy (so `supportagent --help` starts at once; the te
 
 * At module level import only the standard library, ``typer``, ``rich`` (``rich.markup``,
   ``rich.console``) and ``supportagent.cli.app`` / ``supportagent.errors``. Never openai,
-  sqlalchemy, numpy, onnxruntime, fastapi, bm25s, pydantic(-settings), nor a module of ours that
+  sqlalchemy, numpy, onnxruntime, fastapi, bm25s, pydantic, nor a module of ours that
   pulls them in (``runtime``, ``store``, ``agent``, ``retrieval``, ``evals``, ``engines``, ...).
 * Import what a command needs in the first lines of its function body.
 * Typer reads a command's signature when it runs, so the parameters' annotations must be

@@ -11,7 +11,7 @@ was about 200 collections, 0.08 s CPU of a one-shot ``triage`` (a tenth of it), 
 The console script also freezes the heap twice on its way to the command (``gc.freeze``, as
 Python's documentation describes for a process's start-up): once the command modules are
 imported (``own_process``, some 29,000 containers) and once the settings are loaded
-(``settled``, another 36,000: typer's parameter types, pydantic, pydantic-settings). What is
+(``settled``, another 36,000: typer's parameter types, pydantic, our settings). What is
 frozen is never traced again, and the count towards the next young collection starts over,
 so a one-shot ``triage`` (33,000 more for its pipeline and index, 2,000 for its ticket) runs
 no collection at all, where it ran two (0.03-0.05 s CPU). The price is the cyclic garbage of
