@@ -31,6 +31,7 @@ from supportagent import tomlcache
 from supportagent.agent.safety_model import RiskModel, shipped_risk_model
 from supportagent.domain import Ticket
 from supportagent.language import language_of
+from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import OnnxMiniLM, Vectors
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available
@@ -47,11 +48,13 @@ ENGLISH = "en"
 #: Per sentence, whether something fires.
 Mask = npt.NDArray[np.bool_]
 
+_PATTERNS = ProgramCache.for_module(__name__, __file__)  # see regexcache
+
 # A sentence that supposes the event instead of reporting it: "Hypothetically, if my phone got
 # stolen, ...", "If my password ever leaked, ...", "What would happen if someone ...". Plain
 # "if" is not enough: "if you don't refund me I will sue" and "if someone has my password,
 # lock the account" are reports and threats, not suppositions. The rules read it too.
-SUPPOSITION = re.compile(
+SUPPOSITION = _PATTERNS.compile(
     r"\b(?:hypothetical(?:ly)?|what\s+(?:if|happens\s+if|would\s+happen\s+if)|in\s+case"
     r"|supposing|say\s+(?:someone|somebody)|if\b[^.!?\n]*?\b(?:ever|were\s+to)"
     # the same in the other languages we read (round 11): "se alguém usar um cartão roubado"
@@ -67,7 +70,7 @@ SUPPOSITION = re.compile(
 # sentence never fires a category by itself; a detector that would fire on it makes it *near*
 # (the ticket reaches a person, as ``uncertain``). "... but nothing happened" (no one acted)
 # is a complaint, not a reassurance, and "I paid nothing" is left out.
-REASSURANCE = re.compile(
+REASSURANCE = _PATTERNS.compile(
     r"\b(?:"
     # English
     r"(?<!but\s)(?<!and\s)(?<!yet\s)nothing\s+(?:bad\s+|suspicious\s+|strange\s+|unusual\s+)?"
@@ -128,7 +131,7 @@ SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
 # one cannot fire self-harm by itself; a detector that would fire on it makes it *near*, as
 # with REASSURANCE. Not here, as they are also said in earnest: "this is killing me", "I'm
 # dying inside", "I could just disappear".
-FIGURATIVE_DEATH = re.compile(
+FIGURATIVE_DEATH = _PATTERNS.compile(
     r"\b(?:"
     # English
     r"dead\s+(?:tired|on\s+my\s+feet|beat)|bored\s+to\s+(?:death|tears)|scared\s+to\s+death"
@@ -162,7 +165,7 @@ FIGURATIVE_DEATH = re.compile(
 #: the learned model to the same: its retrained self-harm class gives "See you there." 0.58;
 #: no self-harm ticket of any tune set is caught by the model on a sentence this short alone.
 MIN_WORDS = {"self_harm_risk": 4}
-_WORD = re.compile(r"\w+")
+_WORD = _PATTERNS.compile(r"\w+")
 #: ``language_of(text)`` -> an ISO 639-1 code, or None when it cannot tell.
 LanguageOf = Callable[[str], str | None]
 
@@ -680,3 +683,6 @@ def default_semantic_safety() -> SemanticSafety:
         models={name: m for name, m in models.items() if m is not None},
         centres=centres,
     )
+
+
+_PATTERNS.save()
