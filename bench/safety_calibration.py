@@ -134,6 +134,7 @@ RELEASED = frozenset(
         "risk_blind10",
         "risk_blind11",
         "risk_blind12",
+        "risk_blind13",
     }
 )
 
