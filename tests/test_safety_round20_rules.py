@@ -1,6 +1,7 @@
 """Round 20 (sixteenth session, from risk_blind13 released as tune): a link or folder of ours
 that opens onto other customers' records; money demanded in bitcoin; someone signed in to the
-writer's account, or sending messages in the writer's name, said in German; and, for the
+writer's account, or sending messages in the writer's name, said in German; asking how one
+would find out ("how would i know if someone had logged in") supposes; and, for the
 classifier, the e-mail or phone number on the writer's account changed for them, or an account
 or contract moved over to a company.
 
@@ -31,6 +32,11 @@ FIRES = [
     ("Ils veulent 400 euros en bitcoins avant vendredi.", "security_incident"),
     ("Heute Morgen hat sich jemand Fremdes mit meinem Account eingeloggt.", "security_incident"),
     ("Jemand hat in meinem Namen zwei Kurse gebucht, die ich nie wollte.", "security_incident"),
+    # A report after the question is still a report: asking how to tell supposes only itself.
+    (
+        "How would I know who it was? Someone else had logged into my account on Sunday.",
+        "security_incident",
+    ),
 ]
 
 QUIET = [
@@ -40,6 +46,8 @@ QUIET = [
     "Wie melde ich mich mit meinem Konto auf dem Tablet an?",
     "Darf mein Mann in meinem Namen anrufen und Termine verschieben?",
     "Is there a page with other customers' reviews of the studio?",
+    "how would i know if someone else had logged into my account? nothing has happened yet",
+    "How can we tell whether someone has been using our login from another office?",
 ]
 
 

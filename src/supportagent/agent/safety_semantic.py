@@ -60,7 +60,11 @@ SUPPOSITION = _PATTERNS.compile(
     # the same in the other languages we read (round 11): "se alguém usar um cartão roubado"
     r"|si\s+alguien|se\s+algu[eé]m|si\s+quelqu'un|wenn\s+jemand|falls\s+jemand|se\s+qualcuno"
     r"|als\s+iemand|en\s+caso\s+de|em\s+caso\s+de|en\s+cas\s+de|im\s+falle?|nel\s+caso"
-    r"|in\s+het\s+geval|hipot[eé]tic\w*|hypoth[eé]tique\w*|hypothetisch\w*|ipotetic\w*)\b",
+    r"|in\s+het\s+geval|hipot[eé]tic\w*|hypoth[eé]tique\w*|hypothetisch\w*|ipotetic\w*"
+    # asking how one would find out (round 20): "how would i know if someone else had logged
+    # into my account?"
+    r"|how\s+(?:would|do|does|can|could|will|should|might)\s+(?:i|we|you|one|they|anyone)\s+"
+    r"(?:\w+\s+)?(?:know|tell|find\s+out|see|notice|spot|check|be\s+told)\s+(?:if|whether|when))\b",
     re.IGNORECASE,
 )
 # A sentence that says nothing is wrong: "nothing has happened, I'm only asking", "par
