@@ -673,7 +673,13 @@ _ROLE_BEFORE = (
 )
 _ROLE_AFTER = (
     (_PATTERNS.compile(r"^\s*(?:apart|between)\b", re.I), "interval"),
-    (_PATTERNS.compile(r"^\s*(?:ahead|in advance|before)\b", re.I), "lead"),
+    # "24 hours or more before the appointment" is as much a lead as "24 hours before".
+    (
+        _PATTERNS.compile(
+            r"^\s*(?:or\s+(?:more|longer|earlier)\s+)?(?:ahead|in advance|before)\b", re.I
+        ),
+        "lead",
+    ),
     (_PATTERNS.compile(r"^\s*(?:after|later|from)\b", re.I), "delay"),
     # "penalised once 10 days have gone by": a delay, said after the value.
     (_PATTERNS.compile(r"^\s*(?:have|has)\s+(?:gone by|passed|elapsed)\b", re.I), "delay"),

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from supportagent.agent.facts import MONEY, quantities
+from supportagent.agent.facts import MONEY, quantities, role_of
 from supportagent.domain import Ticket
 from supportagent.regexcache import ProgramCache
 
@@ -484,6 +484,12 @@ _DURATION_WORDS = _PATTERNS.compile(
     re.IGNORECASE,
 )
 _HOW_OFTEN = _PATTERNS.compile(r"\bhow (?:often|frequently|soon|quickly)\b", re.IGNORECASE)
+#: "How long does that usually take?", "how long will the transfer take": the time a process
+#: takes, which a lead ("24 hours before the appointment") does not give.
+_HOW_LONG_IT_TAKES = _PATTERNS.compile(
+    r"\bhow long (?:does|do|did|will|would|should|can|might)\s+(?:[\w'-]+\s+){0,5}?take\b",
+    re.IGNORECASE,
+)
 #: "How many times and for how long do you retry?" asks for a count of times besides a
 #: duration (round 12 of the drafter); "tries again up to 6 times over 12 hours" gives both.
 _HOW_MANY_TIMES = _PATTERNS.compile(
@@ -535,11 +541,16 @@ def has_answer(text: str, question: Question) -> bool:
         often = _HOW_OFTEN.search(question.text) and _FREQUENCY_WORDS.search(text)
         if _HOW_MANY_TIMES.search(question.text) and not _TIMES_GIVEN.search(text):
             return False
-        return (
-            any(q.unit.split("/")[0] in _TIME_UNITS for q in quantities(text))
-            or bool(_DURATION_WORDS.search(text))
-            or bool(often)
-        )
+        durations = [q for q in quantities(text) if q.unit.split("/")[0] in _TIME_UNITS]
+        if (
+            durations
+            and _HOW_LONG_IT_TAKES.search(question.text)
+            and all(role_of(text, q) == "lead" for q in durations)
+        ):
+            # "How long does the refund take?" is not answered by "cancel 24 hours or more
+            # before the appointment": a time ahead of an event is no time anything takes.
+            durations = []
+        return bool(durations) or bool(_DURATION_WORDS.search(text)) or bool(often)
     if kind is AnswerKind.NUMBER:
         if question.focus in _MEASURED:
             # "How much space?" is not answered by "1200 pixels", nor "what does it cost?" by
