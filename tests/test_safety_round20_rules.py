@@ -30,6 +30,8 @@ FIRES = [
     ),
     ("they are asking for 2,000 dollars in bitcoin to give our files back", "security_incident"),
     ("Ils veulent 400 euros en bitcoins avant vendredi.", "security_incident"),
+    ("The sender wants $900 via bitcoin by Monday or the list goes public.", "security_incident"),
+    ("Hij wil 250 euro in bitcoin, anders zet hij de foto's online.", "security_incident"),
     ("Heute Morgen hat sich jemand Fremdes mit meinem Account eingeloggt.", "security_incident"),
     ("Jemand hat in meinem Namen zwei Kurse gebucht, die ich nie wollte.", "security_incident"),
     # A report after the question is still a report: asking how to tell supposes only itself.
@@ -42,6 +44,10 @@ FIRES = [
 QUIET = [
     "Will the folder link open other members' files too, or only the ones I upload?",
     "Can I pay for the party in bitcoin or only by card?",
+    "Will you accept payment in bitcoin?",
+    "Our client will pay in bitcoin, is that ok?",
+    "My son wants to pay 40 pounds in bitcoin for his membership.",
+    "Customers keep asking for a way to pay in crypto.",
     "We want to put 50 euro in crypto into the raffle prize, is that allowed?",
     "Wie melde ich mich mit meinem Konto auf dem Tablet an?",
     "Darf mein Mann in meinem Namen anrufen und Termine verschieben?",
