@@ -108,7 +108,7 @@ class Settings(BaseModel):
     def __init__(self, _env_file: str | Path | None = ENV_FILE, **values: Any) -> None:
         keys = _input_keys()
         given = {keys.get(name, name): value for name, value in values.items()}
-        super().__init__(**{**_from_environment(_env_file), **given})
+        super().__init__(**{**_from_environment(_env_file, keys), **given})
 
     @field_validator("draft_greeting", "draft_closing", mode="after")
     @classmethod
@@ -152,12 +152,12 @@ def _input_keys() -> dict[str, str]:
     return keys
 
 
-def _from_environment(env_file: str | Path | None) -> dict[str, str]:
+def _from_environment(env_file: str | Path | None, keys: dict[str, str]) -> dict[str, str]:
     """The fields' values found in ``.env`` and then the environment (which wins), each under
-    the key validation reads; variable names match without regard to case."""
+    the key validation reads (``keys``: :func:`_input_keys`); variable names match without
+    regard to case."""
     wanted = {
-        (key if key != name else ENV_PREFIX + name).lower(): key
-        for name, key in _input_keys().items()
+        (key if key != name else ENV_PREFIX + name).lower(): key for name, key in keys.items()
     }
     found: dict[str, str] = {}
     if env_file is not None and Path(env_file).is_file():

@@ -446,10 +446,10 @@ def clock_values(text: str) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
-#: "up to 12 hives", "as many as 30 hive stands", "no more than three reminders": a limit on a
-#: count of things, in digits or in words.
 #: Words that set an upper limit on a count ("up to 12 hives", "no more than three").
 _LIMIT_WORDS = r"up to|as many as|at most|no more than|a maximum of|maximum of"
+#: "up to 12 hives", "as many as 30 hive stands", "no more than three reminders": a limit on a
+#: count of things, in digits or in words.
 _LIMIT_COUNT = _PATTERNS.compile(
     rf"\b(?:{_LIMIT_WORDS})\s+"
     rf"(\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+([a-z][a-z-]+)\b",
@@ -527,9 +527,9 @@ def frequencies(text: str) -> list[Quantity]:
 #: Mondays". A single day ("on Monday", "until Friday") is a date, not a schedule, and is not
 #: taken; nor is "every weekday".
 _WEEKDAY_NAMES = _DAYS[:7]
+_WEEKDAY = "|".join(_WEEKDAY_NAMES)
 _RECURRING_DAY = _PATTERNS.compile(
-    rf"\b(?:(?:every|each)\s+({'|'.join(_WEEKDAY_NAMES)})\b|on\s+({'|'.join(_WEEKDAY_NAMES)})s\b)",
-    re.IGNORECASE,
+    rf"\b(?:(?:every|each)\s+({_WEEKDAY})\b|on\s+({_WEEKDAY})s\b)", re.IGNORECASE
 )
 
 
