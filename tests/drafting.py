@@ -4,10 +4,12 @@ shipped MiniLM model, as the pipeline gives the drafter)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
-from supportagent.agent.facts import Conflict, extract_facts, find_conflicts
-from supportagent.domain import DocKind, Hit, Passage, Ticket, resolved_body
+from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts
+from supportagent.agent.grounding import check_grounding
+from supportagent.domain import DocKind, Draft, DraftSentence, Hit, Passage, Ticket, resolved_body
 from supportagent.engines.offline import OfflineEngine
 from supportagent.retrieval.dense import OnnxMiniLM
 
@@ -57,3 +59,11 @@ def conflicts_of(
     return find_conflicts(
         extract_facts(passages), embed=minilm().embed, links=lambda d: known.get(d, ())
     )
+
+
+def problems_stated_alone(side: Fact, conflict: Conflict, passages: Sequence[Passage]) -> list[str]:
+    """The problem codes the checker gives a draft that states only ``side`` of ``conflict``,
+    quoting its sentence and citing its passage."""
+    draft = Draft((DraftSentence(side.sentence, (side.passage_id,)),), 0.9)
+    verdict = check_grounding(draft, list(passages), conflicts=[conflict])
+    return [p.code for p in verdict.problems]

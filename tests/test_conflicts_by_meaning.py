@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from drafting import conflicts_of, hits, minilm, resolved
+from drafting import conflicts_of, hits, minilm, problems_stated_alone, resolved
 from drafting import section as kb
 from supportagent.agent.facts import frequencies
 from supportagent.agent.grounding import check_grounding, exception_flags
@@ -48,9 +48,7 @@ def test_a_schedule_against_a_delay_for_the_same_event_conflicts() -> None:
     }
     # Either side stated alone escalates.
     for side in conflict.sides:
-        draft = Draft((DraftSentence(side.sentence, (side.passage_id,)),), 0.9)
-        verdict = check_grounding(draft, [article, ticket], conflicts=[conflict])
-        assert [p.code for p in verdict.problems] == ["conflicting_evidence"]
+        assert problems_stated_alone(side, conflict, [article, ticket]) == ["conflicting_evidence"]
 
 
 def test_two_articles_that_word_one_rule_differently_conflict() -> None:
