@@ -135,6 +135,7 @@ RELEASED = frozenset(
         "risk_blind11",
         "risk_blind12",
         "risk_blind13",
+        "risk_blind14",
     }
 )
 
