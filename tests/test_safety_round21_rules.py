@@ -1,6 +1,6 @@
-"""Round 21 (seventeenth session, from risk_blind14 released as tune, and two plain phrasings
-seen in Banking77's tune half: "I had my phone stolen", "my card is missing"): blows the
-writer deals themself; other people's data typed into a page whose address was a letter off; our app or
+"""Round 21 (seventeenth session, from risk_blind14 released as tune, and two plain phrasings seen
+in Banking77's tune half: "I had my phone stolen", "my card is missing"): blows the writer deals
+themself; other people's data typed into a page whose address was a letter off; our app or
 portal showing the writer a stranger's house or order with its owner's details; a former worker
 who knew what is only in our notes; a login written up in marker where anyone reads it; a claim
 made through the small-claims process and court papers on their way; "identity theft" as the
