@@ -147,6 +147,11 @@ FIGURES_OF_SPEECH = [
     "Ik lag dood van het lachen om die video.",
     "Fiquei morta de vergonha com a fatura errada.",
     "I'm dead, that new sticker pack is hilarious.",
+    # round 21 (seventeenth session)
+    "If the parcel goes missing again my flatmate will murder me.",
+    "The new coach totally nailed it, the class loved him.",
+    "The outage is killing my 40 day streak, can it be restored?",
+    "By the last lap the riders were dead on their feet.",
 ]
 #: Sentences that say nothing is wrong, or disclaim what is asked (round 15f).
 REASSURANCES = [
@@ -170,6 +175,8 @@ def test_these_hold_self_harm_to_near(sentence: str) -> None:
     [
         "I want to die and I have picked the day.",
         "Honestly this loneliness is killing me.",
+        "Some nights I want to kill me, or whatever is left of me.",
+        "I keep killing myself slowly by not eating.",
         "After Friday I won't be around, so close the account.",
         "Quiero morirme, ya no aguanto más.",
         "Ich will nicht mehr leben.",

@@ -131,19 +131,28 @@ REASSURANCE = _PATTERNS.compile(
 SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
 # Death said as a figure of speech: tiredness, boredom, laughter, embarrassment, wanting
 # something badly ("dead tired", "mort de rire", "à mourir d'ennui", "me muero de ganas",
-# "todmüde", "mi ammazza se ..."), in the languages we read (round 15e). A sentence that says
+# "todmüde", "mi ammazza se ..."), in the languages we read (round 15e), and (round 21) someone
+# who "would murder me", and a job "absolutely killed it". A sentence that says
 # one cannot fire self-harm by itself; a detector that would fire on it makes it *near*, as
 # with REASSURANCE. Not here, as they are also said in earnest: "this is killing me", "I'm
 # dying inside", "I could just disappear".
 FIGURATIVE_DEATH = _PATTERNS.compile(
     r"\b(?:"
     # English
-    r"dead\s+(?:tired|on\s+my\s+feet|beat)|bored\s+to\s+(?:death|tears)|scared\s+to\s+death"
+    r"dead\s+(?:tired|on\s+(?:my|our|their|his|her|your)\s+feet|beat)|bored\s+to\s+(?:death|tears)|scared\s+to\s+death"
     r"|(?:die|died|dying)\s+(?:of|from)\s+(?:embarrassment|shame|laughter|laughing|boredom"
     r"|cringe)|(?:died|dying)\s+laughing|dying\s+to\s+(?:try|know|see|hear|get|go|meet)"
     r"|to\s+die\s+for"
     r"|(?:i'?m|i\s+am|im)\s+dead\b[^.!?\n]{0,60}\b(?:lol|haha|hilarious|so\s+funny|laughing)"
     r"|(?:i'?m|i\s+am|im)\s+dead\s*[,.!]*\s*😂"
+    # Round 21: someone else who "would murder me" (the writer in trouble, not in danger from
+    # themself), and doing a thing very well ("absolutely killed it", "murdered my fade").
+    r"|(?:would|will|'ll|is\s+going\s+to|are\s+going\s+to|gonna)\s+(?:absolutely\s+|literally\s+"
+    r"|actually\s+)?(?:kill|murder)\s+me\b(?!\s+(?:myself|if\s+i\s+don'?t))"
+    r"|(?:absolutely|totally|completely|really)\s+(?:killed|murdered|smashed|nailed)\s+"
+    r"(?:it|my\s+\w+|the\s+\w+|that)|\b(?:killed|nailed|smashed)\s+it\b"
+    # and a thing that is "killing my streak / battery" (not "killing myself").
+    r"|(?:is|was|it'?s|its|keeps|kept)\s+killing\s+my\s+(?!self\b)\w+"
     # French
     r"|mort(?:e|s|es)?\s+de\s+(?:rire|fatigue|faim|honte|peur)|mourir\s+de\s+rire"
     r"|[àa]\s+mourir\s+d'?\s*(?:ennui|rire)|(?:je\s+suis\s+)?crev[ée]e?\b"
