@@ -61,6 +61,16 @@ FIRES = [
     ),
     ("My debit card is missing since the weekend.", "payment_fraud"),
     ("we got our wallet pinched at the station with both cards in it", "payment_fraud"),
+    # the same blows in other languages
+    ("Desde enero me golpeo cuando ya no puedo más, perdón por contarlo.", "self_harm_risk"),
+    ("Comecei a me bater quando fico sozinha à noite.", "self_harm_risk"),
+    (
+        "Je me suis mise à me frapper le soir, c'est pour ça que je porte des manches.",
+        "self_harm_risk",
+    ),
+    ("Ho iniziato a picchiarmi quando tutto diventa troppo.", "self_harm_risk"),
+    ("Ich habe angefangen, mich zu schlagen, wenn alles zu viel ist.", "self_harm_risk"),
+    ("Ik sla mezelf elke keer dat het misgaat.", "self_harm_risk"),
 ]
 
 QUIET = [
@@ -73,6 +83,9 @@ QUIET = [
     "I'm reading a novel about identity theft; do you sell the sequel?",
     "Hypothetically, if I had my phone stolen, could someone open the app?",
     "In case my card is missing after a trip, who do I call?",
+    "Me pego una ducha cuando vuelvo del gimnasio, ¿hay toallas?",
+    "Mi colpisco sempre la testa con quella mensola, si può spostare?",
+    "Ik sla mezelf voor mijn kop: ik heb de verkeerde datum geboekt.",
     "Can I make a claim through the small claims process against my old builder without a lawyer?",
 ]
 
