@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from rule_rows import assert_escalates, assert_left_alone
+from rule_rows import assert_escalates, assert_left_alone, triaged
 from supportagent.agent.safety import default_screen
 from supportagent.domain import Bucket, Ticket
-from supportagent.engines.classifier import Classifier, load_classifier_rules
-from supportagent.evals.triage import decide
+from supportagent.engines.classifier import load_classifier_rules
 from supportagent.textnorm import prose
 
 FIRES = [
@@ -70,16 +69,10 @@ def test_the_new_rows_leave_these_alone(text: str) -> None:
     assert_left_alone(text)
 
 
-def _decide(body: str) -> tuple[Bucket, str]:
-    ticket = Ticket(id="r18", subject="a couple of things", body=body)
-    decision = decide(ticket, default_screen(), Classifier().classify)
-    return decision.bucket, decision.reason_code
-
-
 @pytest.mark.parametrize("request_", REQUESTS)
 def test_an_account_move_in_passing_reaches_a_person(request_: str) -> None:
     body = f"What time do you open on Sundays? {request_} Thanks, and is parking free?"
-    bucket, reason = _decide(body)
+    bucket, reason = triaged(body, "a couple of things")
     assert bucket is Bucket.NEEDS_HUMAN, (body, reason)
 
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from rule_rows import assert_escalates, assert_left_alone
-from supportagent.agent.safety import default_screen, rule_view
-from supportagent.domain import Bucket, Ticket
-from supportagent.engines.classifier import Classifier, load_classifier_rules
-from supportagent.evals.triage import decide
+from rule_rows import assert_escalates, assert_left_alone, triaged
+from supportagent.agent.safety import rule_view
+from supportagent.domain import Bucket
+from supportagent.engines.classifier import load_classifier_rules
 from supportagent.textnorm import prose
 
 FIRES = [
@@ -97,14 +96,10 @@ def test_an_amount_asked_back_onto_the_card_is_a_money_request() -> None:
         "difference back to my debit card? Also is the bar open late on Fridays?"
     )
     assert _money_row_fires(body)
-    decision = decide(
-        Ticket(id="r19", subject="court booking", body=body),
-        default_screen(),
-        Classifier().classify,
-    )
+    bucket, reason = triaged(body, "court booking")
     # The gate may name it payment fraud first (its learned model reads a refund onto a card
     # so); either way it reaches a person and is never drafted.
-    assert decision.bucket is Bucket.NEEDS_HUMAN, decision.reason_code
+    assert bucket is Bucket.NEEDS_HUMAN, reason
 
 
 def test_asking_how_long_a_refund_takes_is_not_a_money_request() -> None:

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from rule_rows import assert_escalates, assert_left_alone
-from supportagent.agent.safety import default_screen
-from supportagent.domain import Bucket, Ticket
-from supportagent.engines.classifier import Classifier
-from supportagent.evals.triage import decide
+from rule_rows import assert_escalates, assert_left_alone, triaged
+from supportagent.domain import Bucket
 
 FIRES = [
     (
@@ -82,20 +79,11 @@ HOW_TOS = [
 ]
 
 
-def _decide(body: str) -> tuple[Bucket, str]:
-    decision = decide(
-        Ticket(id="r20", subject="a question", body=body),
-        default_screen(),
-        Classifier().classify,
-    )
-    return decision.bucket, decision.reason_code
-
-
 @pytest.mark.parametrize("body", ASKS)
 def test_a_change_to_the_writers_own_account_goes_to_a_person(body: str) -> None:
-    assert _decide(body) == (Bucket.NEEDS_HUMAN, "account_specific")
+    assert triaged(body) == (Bucket.NEEDS_HUMAN, "account_specific")
 
 
 @pytest.mark.parametrize("body", HOW_TOS)
 def test_asking_how_such_a_change_works_is_still_answered(body: str) -> None:
-    assert _decide(body)[0] is Bucket.ANSWERABLE
+    assert triaged(body)[0] is Bucket.ANSWERABLE

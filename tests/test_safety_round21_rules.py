@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from rule_rows import assert_escalates, assert_left_alone
-from supportagent.agent.safety import default_screen
-from supportagent.domain import Bucket, Ticket
-from supportagent.engines.classifier import Classifier
-from supportagent.evals.triage import decide
+from rule_rows import assert_escalates, assert_left_alone, triaged
+from supportagent.domain import Bucket
 
 FIRES = [
     (
@@ -111,20 +108,11 @@ HOW_TOS = [
 ]
 
 
-def _decide(body: str) -> tuple[Bucket, str]:
-    decision = decide(
-        Ticket(id="r21", subject="a question", body=body),
-        default_screen(),
-        Classifier().classify,
-    )
-    return decision.bucket, decision.reason_code
-
-
 @pytest.mark.parametrize("body", MONEY)
 def test_money_asked_back_for_work_not_done_goes_to_a_person(body: str) -> None:
-    assert _decide(body) == (Bucket.NEEDS_HUMAN, "money_specific")
+    assert triaged(body) == (Bucket.NEEDS_HUMAN, "money_specific")
 
 
 @pytest.mark.parametrize("body", HOW_TOS)
 def test_asking_how_money_comes_back_is_still_answered(body: str) -> None:
-    assert _decide(body)[0] is Bucket.ANSWERABLE
+    assert triaged(body)[0] is Bucket.ANSWERABLE
