@@ -150,7 +150,7 @@ FIGURATIVE_DEATH = _PATTERNS.compile(
     r"|(?:would|will|'ll|is\s+going\s+to|are\s+going\s+to|gonna)\s+(?:absolutely\s+|literally\s+"
     r"|actually\s+)?(?:kill|murder)\s+me\b(?!\s+(?:myself|if\s+i\s+don'?t))"
     r"|(?:absolutely|totally|completely|really)\s+(?:killed|murdered|smashed|nailed)\s+"
-    r"(?:it|my\s+\w+|the\s+\w+|that)|\b(?:killed|nailed|smashed)\s+it\b"
+    r"(?:it|my\s+\w+|the\s+\w+|that)|(?:killed|nailed|smashed)\s+it\b"
     # and a thing that is "killing my streak / battery" (not "killing myself").
     r"|(?:is|was|it'?s|its|keeps|kept)\s+killing\s+my\s+(?!self\b)\w+"
     # French
