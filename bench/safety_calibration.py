@@ -136,6 +136,7 @@ RELEASED = frozenset(
         "risk_blind12",
         "risk_blind13",
         "risk_blind14",
+        "risk_blind15",
     }
 )
 
