@@ -269,8 +269,10 @@ def test_packaged_rules_load_with_required_fields() -> None:
         assert rule.name and rule.category and rule.reason_code
         assert rule.severity in SEVERITIES
         assert isinstance(rule.auto_escalate, bool)
-        assert rule.patterns
-        assert all(isinstance(p, re.Pattern) and p.flags & re.IGNORECASE for p in rule.patterns)
+        facets = rule.together.facets if rule.together else ()
+        assert rule.patterns or len(facets) >= 2
+        every = [*rule.patterns, *(p for facet in facets for p in facet.patterns)]
+        assert all(isinstance(p, re.Pattern) and p.flags & re.IGNORECASE for p in every)
 
 
 def test_default_rules_are_cached() -> None:

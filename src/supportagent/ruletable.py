@@ -9,6 +9,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -131,3 +132,84 @@ def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[s
         except re.error as exc:
             raise ValueError(f"{where}: bad regex {source!r}: {exc}") from exc
     return tuple(compiled)
+
+
+#: Where one sentence ends: closing punctuation before a space, or a line break. A full stop
+#: inside a number ("£26.60") or an address ("example.com") ends nothing.
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s)|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Facet:
+    """One thing a sentence must say for a ``Together`` row: any of ``patterns``, matched at
+    least ``least`` times with different words ("home address" and "phone number" are two;
+    "address" twice is one)."""
+
+    patterns: tuple[re.Pattern[str], ...]
+    least: int = 1
+
+    def first(self, text: str, start: int, end: int) -> re.Match[str] | None:
+        """The first match in ``text[start:end]`` when the span holds enough distinct ones."""
+        found = [m for p in self.patterns for m in p.finditer(text, start, end)]
+        distinct = {" ".join(m.group(0).lower().split()) for m in found}
+        if len(distinct) < self.least:
+            return None
+        return min(found, key=lambda m: m.start())
+
+
+@dataclass(frozen=True, slots=True)
+class Together:
+    """Facets that must all be found in one sentence, and a sentence that does not ask: a
+    rule that reads what a sentence says by its parts (two kinds of personal data, and that
+    they were posted or shown to others) instead of by one phrasing of it. A question about
+    the same things ("is my address and phone number public?") is not a report of them."""
+
+    facets: tuple[Facet, ...]
+
+    def find(self, text: str, skip: Callable[[int], bool] | None = None) -> re.Match[str] | None:
+        """The first facet's first match in the first sentence that holds every facet (and
+        whose match ``skip`` does not reject), or None."""
+        start = 0
+        for end in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
+            span, begin = (start, end), start
+            start = end
+            if text[begin:end].rstrip().endswith(("?", "\uff1f")):
+                continue
+            matches = [facet.first(text, *span) for facet in self.facets]
+            first = matches[0]
+            if first is None or any(m is None for m in matches):
+                continue
+            if skip is None or not skip(first.start()):
+                return first
+        return None
+
+
+def compile_together(entry: Mapping[str, Any], where: str) -> Together | None:
+    """An entry's ``together`` list (facets, each a table with ``patterns`` and an optional
+    ``least``), compiled; None when the entry has none."""
+    if "together" not in entry:
+        return None
+    raw = entry["together"]
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ValueError(f"{where}: 'together' must be a list of at least two facet tables")
+    facets = []
+    for number, item in enumerate(raw, start=1):
+        here = f"{where}: together #{number}"
+        if not isinstance(item, Mapping) or set(item) - {"patterns", "phrases", "least"}:
+            raise ValueError(f"{here}: a facet is a table of 'patterns' and 'least'")
+        least = item.get("least", 1)
+        if not isinstance(least, int) or isinstance(least, bool) or least < 1:
+            raise ValueError(f"{here}: 'least' must be a whole number, 1 or more")
+        facets.append(Facet(compile_patterns(item, here), least))
+    return Together(tuple(facets))
+
+
+def rule_patterns(
+    entry: Mapping[str, Any], where: str
+) -> tuple[tuple[re.Pattern[str], ...], Together | None]:
+    """An entry's ``patterns``/``phrases`` and its ``together`` facets, compiled: a row needs
+    one or the other, and may have both."""
+    together = compile_together(entry, where)
+    if together is not None and not entry.get("patterns") and not entry.get("phrases"):
+        return (), together
+    return compile_patterns(entry, where), together

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -27,12 +27,14 @@ from supportagent.agent.safety_semantic import (
 from supportagent.domain import NEAR_RISK, SafetyResult, Ticket
 from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
+    Together,
     compile_patterns,
     first_match,
     parse_rule_table,
     read_rule_file,
     rule_entry,
     rule_examples,
+    rule_patterns,
     text_since,
 )
 from supportagent.sentences import ticket_sentences
@@ -100,30 +102,39 @@ class SafetyRule:
     #: Patterns read anywhere in the ticket; when one matches, the rule does not apply
     #: ("I didn't click anything" beside a phishing email passed on to us).
     unless: tuple[re.Pattern[str], ...] = ()
+    #: Facets one sentence must hold together (``ruletable.Together``), tried after
+    #: ``patterns``.
+    together: Together | None = None
 
     def find(self, text: str) -> re.Match[str] | None:
         """The first match of any pattern in ``text`` that is neither negated nor supposed
         (as the rule asks), or None; None too when an ``unless`` pattern matches."""
         if self.unless and first_match(self.unless, text) is not None:
             return None
-        if not (self.skip_negated or self.skip_hypothetical or self.skip_third_party):
-            return first_match(self.patterns, text)
+        skip: Callable[[int], bool] | None = None
+        if self.skip_negated or self.skip_hypothetical or self.skip_third_party:
 
-        def skip(start: int) -> bool:
-            return (
-                (self.skip_negated and _is_negated(text, start))
-                or (self.skip_hypothetical and _is_hypothetical(text, start))
-                or (self.skip_third_party and _against_someone_else(text, start))
-            )
+            def skip(start: int) -> bool:
+                return (
+                    (self.skip_negated and _is_negated(text, start))
+                    or (self.skip_hypothetical and _is_hypothetical(text, start))
+                    or (self.skip_third_party and _against_someone_else(text, start))
+                )
 
-        return first_match(self.patterns, text, skip)
+        found = first_match(self.patterns, text, skip)
+        if found is None and self.together is not None:
+            found = self.together.find(text, skip)
+        return found
 
     def voided(self, text: str) -> bool:
         """True when a pattern matches ``text`` but an ``unless`` pattern voids the row: the
         writer reports a message nobody acted on (round 8)."""
         return (
             bool(self.unless)
-            and first_match(self.patterns, text) is not None
+            and (
+                first_match(self.patterns, text) is not None
+                or (self.together is not None and self.together.find(text) is not None)
+            )
             and first_match(self.unless, text) is not None
         )
 
@@ -207,7 +218,7 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
     for key, value in skips.items():
         if not isinstance(value, bool):
             raise ValueError(f"{where}: field {key!r} must be true or false")
-    patterns = compile_patterns(entry, where)
+    patterns, together = rule_patterns(entry, where)
     unless = compile_patterns({"patterns": entry["unless"]}, where) if "unless" in entry else ()
     examples, not_examples = rule_examples(entry, where)
     return SafetyRule(
@@ -221,6 +232,7 @@ def _parse_rule(raw: Any, where: str) -> SafetyRule:
         examples=examples,
         not_examples=not_examples,
         unless=unless,
+        together=together,
     )
 
 

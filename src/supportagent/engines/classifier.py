@@ -32,12 +32,13 @@ from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import Embedder, OnnxMiniLM
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.ruletable import (
-    compile_patterns,
+    Together,
     first_match,
     parse_rule_table,
     read_rule_file,
     rule_entry,
     rule_examples,
+    rule_patterns,
     text_since,
 )
 from supportagent.sentences import ticket_sentences
@@ -134,6 +135,9 @@ class ClassifierRule:
     max_words: int = 0
     examples: tuple[str, ...] = ()
     not_examples: tuple[str, ...] = ()
+    #: Facets one sentence must hold together (``ruletable.Together``), tried after
+    #: ``patterns``.
+    together: Together | None = None
 
     @property
     def bucket(self) -> Bucket:
@@ -147,7 +151,10 @@ class ClassifierRule:
         if self.skip_general and _GENERAL.search(text):
             return None
         skip = (lambda start: _in_hypothetical(text, start)) if self.skip_conditional else None
-        return first_match(self.patterns, text, skip)
+        found = first_match(self.patterns, text, skip)
+        if found is None and self.together is not None:
+            found = self.together.find(text, skip)
+        return found
 
 
 def classify_by_rules(
@@ -591,7 +598,7 @@ def _parse_rule(raw: Any, where: str) -> ClassifierRule:
     max_words = entry.get("max_words", 0)
     if not isinstance(max_words, int) or isinstance(max_words, bool) or max_words < 0:
         raise ValueError(f"{where}: field 'max_words' must be a whole number, 0 or more")
-    compiled = compile_patterns(entry, where)
+    compiled, together = rule_patterns(entry, where)
     examples, not_examples = rule_examples(entry, where)
     return ClassifierRule(
         name,
@@ -601,6 +608,7 @@ def _parse_rule(raw: Any, where: str) -> ClassifierRule:
         max_words=max_words,
         examples=examples,
         not_examples=not_examples,
+        together=together,
     )
 
 
