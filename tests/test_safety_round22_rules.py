@@ -1,7 +1,8 @@
 """Round 22 (eighteenth session, from risk_blind15 released as tune): rows that read a sentence
 by its parts (``together``: two kinds of personal data in one sentence that says they reached
 people they were not for; two amounts set against each other), "ending things" said of the
-writer's own life, and a booking or reservation named by its code.
+writer's own life, a booking or reservation named by its code, and a third party's threat to
+send what they took unless paid.
 
 The sentences were written for these tests and appear in no data file (neither in the rule
 tables' examples nor in any eval set).
@@ -41,6 +42,11 @@ FIRES = [
         "don't know.",
         "self_harm_risk",
     ),
+    (
+        "An email from nobody we know says they will send our client files to the newspaper "
+        "unless we pay 3,000 euros by Monday.",
+        "security_incident",
+    ),
 ]
 
 QUIET = [
@@ -53,6 +59,8 @@ QUIET = [
     "Before I end things with my current broadband provider, can you confirm the install date?",
     "We're going through with it: the extension starts in May, so can you quote for the wiring?",
     "If I end the free trial early, do I lose my drafts?",
+    # a supplier's terms, not a threat
+    "The framers won't send the prints unless we pay the balance; can you chase them?",
 ]
 
 
