@@ -10,10 +10,12 @@ tables' examples nor in any eval set).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rule_rows import assert_escalates, assert_left_alone, triaged
 from supportagent.agent.safety import parse_rules
+from supportagent.agent.safety_semantic import SentenceScores, load_thresholds
 from supportagent.domain import Bucket
 from supportagent.engines.classifier import load_classifier_rules
 
@@ -165,3 +167,27 @@ def test_together_row_without_patterns_parses_and_reports_its_errors() -> None:
         parse_rules(_parts("together = [ { pattern = 'a' }, { patterns = ['b'] } ]"))
     with pytest.raises(ValueError, match="missing field 'patterns'"):
         parse_rules(_HEAD)
+
+
+# ------------------------------------------------ payment fraud's similarity floor (22c)
+
+
+def test_payment_frauds_model_is_only_near_far_from_every_fraud_exemplar() -> None:
+    """The learned model gives an ordinary report about an app 0.58 for fraud (the conflicts
+    set's TF-002 had such a sentence at similarity 0.385): under the floor it is near, so the
+    ticket reaches a person as ``uncertain`` if nothing else fires, and is never named fraud."""
+    limit = load_thresholds()["minilm"]["payment_fraud"]
+    assert limit.probability is not None and limit.model_similarity is not None
+    units = ["A rider said the map was empty at the depot.", "Money left my card twice overnight."]
+    n = len(units)
+    scored = SentenceScores(
+        "minilm",
+        None,  # type: ignore[arg-type]  # not read by the masks
+        units,
+        np.zeros((n, 1), np.float32),
+        {"payment_fraud": np.asarray([0.385, 0.52], np.float32)},
+        {"payment_fraud": np.zeros(n, np.float32)},
+        {"payment_fraud": np.full(n, limit.probability + 0.04, np.float32)},
+    )
+    assert scored.by_model("payment_fraud", limit).tolist() == [False, True]
+    assert scored.held("payment_fraud", limit).tolist() == [True, False]
