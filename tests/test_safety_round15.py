@@ -61,12 +61,13 @@ def test_far_from_every_exemplar_the_model_is_only_near() -> None:
     assert scored.by_model("self_harm_risk", MODEL).tolist() == [True, True]
 
 
-def test_the_shipped_floors_are_minilms_self_harm_and_payment_fraud_only() -> None:
+def test_the_shipped_floors_are_minilms_self_harm_fraud_and_security_only() -> None:
     limits = load_thresholds()
     assert limits["minilm"]["self_harm_risk"].model_similarity == pytest.approx(0.28)
-    # round 22 (eighteenth session): payment fraud's, chosen by the same rule
+    # round 22 (eighteenth session): payment fraud's and security's, chosen by the same rule
     assert limits["minilm"]["payment_fraud"].model_similarity == pytest.approx(0.39)
-    floored = {("minilm", "self_harm_risk"), ("minilm", "payment_fraud")}
+    assert limits["minilm"]["security_incident"].model_similarity == pytest.approx(0.36)
+    floored = {("minilm", c) for c in ("self_harm_risk", "payment_fraud", "security_incident")}
     others = [t for m, table in limits.items() for c, t in table.items() if (m, c) not in floored]
     assert all(t.model_similarity is None for t in others)
     text = "[minilm]\nlegal_threat = { similarity = 0.2, margin = 0.1, model_similarity = 0.3 }\n"

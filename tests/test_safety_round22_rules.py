@@ -169,25 +169,42 @@ def test_together_row_without_patterns_parses_and_reports_its_errors() -> None:
         parse_rules(_HEAD)
 
 
-# ------------------------------------------------ payment fraud's similarity floor (22c)
+# -------------------------------- payment fraud's and security's similarity floors (22c, 22d)
 
 
-def test_payment_frauds_model_is_only_near_far_from_every_fraud_exemplar() -> None:
-    """The learned model gives an ordinary report about an app 0.58 for fraud (the conflicts
-    set's TF-002 had such a sentence at similarity 0.385): under the floor it is near, so the
-    ticket reaches a person as ``uncertain`` if nothing else fires, and is never named fraud."""
-    limit = load_thresholds()["minilm"]["payment_fraud"]
+@pytest.mark.parametrize(
+    ("category", "units", "similarity"),
+    [
+        # the conflicts set's TF-002 had such a sentence at 0.385, given 0.58 for fraud
+        (
+            "payment_fraud",
+            ["A rider said the map was empty at the depot.", "Money left my card twice overnight."],
+            [0.385, 0.52],
+        ),
+        # a GitHub issue of the Ticket Tagger tune sample had one at 0.31, given 0.93
+        (
+            "security_incident",
+            ["Is the sidebar cached anywhere in the toolkit?", "Someone is logged in as me."],
+            [0.31, 0.55],
+        ),
+    ],
+)
+def test_the_model_is_only_near_far_from_every_exemplar_of_its_category(
+    category: str, units: list[str], similarity: list[float]
+) -> None:
+    """Under the floor a sentence the model is sure of is near: the ticket reaches a person as
+    ``uncertain`` if nothing else fires, and is never named that category."""
+    limit = load_thresholds()["minilm"][category]
     assert limit.probability is not None and limit.model_similarity is not None
-    units = ["A rider said the map was empty at the depot.", "Money left my card twice overnight."]
     n = len(units)
     scored = SentenceScores(
         "minilm",
         None,  # type: ignore[arg-type]  # not read by the masks
         units,
         np.zeros((n, 1), np.float32),
-        {"payment_fraud": np.asarray([0.385, 0.52], np.float32)},
-        {"payment_fraud": np.zeros(n, np.float32)},
-        {"payment_fraud": np.full(n, limit.probability + 0.04, np.float32)},
+        {category: np.asarray(similarity, np.float32)},
+        {category: np.zeros(n, np.float32)},
+        {category: np.full(n, min(limit.probability + 0.04, 0.99), np.float32)},
     )
-    assert scored.by_model("payment_fraud", limit).tolist() == [False, True]
-    assert scored.held("payment_fraud", limit).tolist() == [True, False]
+    assert scored.by_model(category, limit).tolist() == [False, True]
+    assert scored.held(category, limit).tolist() == [True, False]
