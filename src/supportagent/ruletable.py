@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,19 +169,23 @@ class Together:
     def find(self, text: str, skip: Callable[[int], bool] | None = None) -> re.Match[str] | None:
         """The first facet's first match in the first sentence that holds every facet (and
         whose match ``skip`` does not reject), or None."""
-        start = 0
-        for end in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
-            span, begin = (start, end), start
-            start = end
-            if text[begin:end].rstrip().endswith(("?", "\uff1f")):
+        for start, end in _sentence_spans(text):
+            if text[start:end].rstrip().endswith(("?", "\uff1f")):
                 continue
-            matches = [facet.first(text, *span) for facet in self.facets]
-            first = matches[0]
-            if first is None or any(m is None for m in matches):
+            first, *rest = (facet.first(text, start, end) for facet in self.facets)
+            if first is None or None in rest:
                 continue
             if skip is None or not skip(first.start()):
                 return first
         return None
+
+
+def _sentence_spans(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``, in order, covering all of it."""
+    start = 0
+    for end in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
+        yield start, end
+        start = end
 
 
 def compile_together(entry: Mapping[str, Any], where: str) -> Together | None:
