@@ -139,7 +139,9 @@ def test_together_needs_every_facet_in_one_sentence() -> None:
     (rule,) = parse_rules(
         _parts(
             """together = [
-    { least = 2, patterns = ['address', 'phone\\s+number', 'date\\s+of\\s+birth'] },
+    { least = 2, patterns = [
+        'home\\s+address', 'address', 'phone\\s+number', 'date\\s+of\\s+birth',
+    ] },
     { patterns = ['posted'] },
 ]"""
         )
@@ -147,6 +149,9 @@ def test_together_needs_every_facet_in_one_sentence() -> None:
     assert rule.find("Someone posted my address and phone number.") is not None
     # two different kinds are needed: one kind twice is not enough
     assert rule.find("Someone posted my address and my old address.") is None
+    # nor one mention that two patterns match ("home address" holds "address")
+    assert rule.find("Someone posted my home address.") is None
+    assert rule.find("Someone posted my home address and date of birth.") is not None
     # the parts in two sentences do not make one report
     assert rule.find("My address and phone number are on file. Someone posted a photo.") is None
     # a question is no report

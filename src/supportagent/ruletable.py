@@ -149,12 +149,21 @@ class Facet:
     least: int = 1
 
     def first(self, text: str, start: int, end: int) -> re.Match[str] | None:
-        """The first match in ``text[start:end]`` when the span holds enough distinct ones."""
-        found = [m for p in self.patterns for m in p.finditer(text, start, end)]
-        distinct = {" ".join(m.group(0).lower().split()) for m in found}
+        """The first match in ``text[start:end]`` when the span holds enough distinct ones.
+        Where two patterns match the same words ("home address" and "address"), the longer
+        match counts and the one inside it does not."""
+        found = sorted(
+            (m for p in self.patterns for m in p.finditer(text, start, end)),
+            key=lambda m: (m.start(), -m.end()),
+        )
+        kept: list[re.Match[str]] = []
+        for match in found:
+            if not kept or match.start() >= kept[-1].end():
+                kept.append(match)
+        distinct = {" ".join(m.group(0).lower().split()) for m in kept}
         if len(distinct) < self.least:
             return None
-        return min(found, key=lambda m: m.start())
+        return kept[0]
 
 
 @dataclass(frozen=True, slots=True)
