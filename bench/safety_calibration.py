@@ -137,6 +137,7 @@ RELEASED = frozenset(
         "risk_blind13",
         "risk_blind14",
         "risk_blind15",
+        "risk_blind16",
     }
 )
 
