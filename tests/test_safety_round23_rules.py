@@ -1,0 +1,67 @@
+"""Round 23 (nineteenth session, from risk_blind16 released as tune): counsel retained
+without the word lawyer, a Portuguese small-claims court (julgado de paz), a user "neither of
+us" created, someone who keeps logging into an account of ours, and the writer taking
+themself "out of the picture".
+
+The sentences were written for these tests and appear in no data file (neither in the rule
+tables' examples nor in any eval set).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rule_rows import assert_escalates, assert_left_alone
+
+FIRES = [
+    (
+        "The tenants' group has now engaged counsel about the heating you promised to fix.",
+        "legal_threat",
+    ),
+    (
+        "Just so you know we have retained outside counsel regarding the lost shipment.",
+        "legal_threat",
+    ),
+    (
+        "Entretanto o pedido contra vocês já deu entrada no tribunal de Braga.",
+        "legal_threat",
+    ),
+    (
+        "Vamos levar o caso ao julgado de paz se não devolverem a caução.",
+        "legal_threat",
+    ),
+    (
+        "There's a sub-account called 'ops2' in our dashboard that neither of us created.",
+        "security_incident",
+    ),
+    (
+        "somebody has been signing into our club account and cancelling the junior sessions",
+        "security_incident",
+    ),
+    (
+        "Can you send the receipts to my sister, i'm taking myself out of the picture soon.",
+        "self_harm_risk",
+    ),
+]
+
+QUIET = [
+    # counsel that is not a lawyer set on us
+    "My bereavement counsellor recommended your journaling course; is there a discount?",
+    "Our counsel asked whether you can sign a data processing agreement.",
+    # logging in, asked about, or said of a session the writer started
+    "Can I get an alert when someone is logging into our shared account?",
+    "Somebody from our team has been logging into the staging site to test the checkout.",
+    # out of the picture for a while or for a task
+    "I'll remove myself from the picture while the two of you agree the schedule.",
+    "Taking myself out of the picture for the audit, so Mia is your contact until March.",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), FIRES)
+def test_round23_rows_fire(text: str, category: str) -> None:
+    assert_escalates(text, category)
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_round23_rows_stay_quiet(text: str) -> None:
+    assert_left_alone(text)
