@@ -202,6 +202,11 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             # "Does it stay locked forever, or does it end after a while?": how long it lasts.
             r"\b(?:stays?|remains?|kept|keep|last|lasts)\b.{0,30}\b(?:forever|indefinitely)\b|"
             r"\bafter a while\b|"
+            # "How close to the start can someone still cancel?", "how late can we tell you?",
+            # "how much notice do you need?": a lead time before something.
+            r"\bhow (?:close|near) to (?:the )?(?:start|beginning|time|date|day|deadline|kick-off)\b|"
+            r"\bhow late (?:can|could|may|is it)\b|\bhow (?:far )?in advance\b|"
+            r"\bhow much notice\b|"
             # "What's the deadline for the endpoint to respond?", "the default sitting length":
             # a time allowed (not the length of a text, a name or a field).
             r"\b(?:deadline|time limit|timeout|time-out|duration)\b|"
@@ -398,7 +403,9 @@ _SIDE_OF_EVENT = _PATTERNS.compile(
     re.IGNORECASE,
 )
 _IN_ADVANCE = _PATTERNS.compile(
-    r"\b(?:in advance|ahead of time|how far ahead|how much notice)\b", re.I
+    r"\b(?:in advance|ahead of time|how far ahead|how much notice|how late (?:can|could|may)|"
+    r"how (?:close|near) to (?:the )?(?:start|beginning))\b",
+    re.I,
 )
 
 
