@@ -1,7 +1,9 @@
 """Round 23 (nineteenth session, from risk_blind16 released as tune): counsel retained
 without the word lawyer, a Portuguese small-claims court (julgado de paz), a user "neither of
 us" created, someone who keeps logging into an account of ours, and the writer taking
-themself "out of the picture".
+themself "out of the picture". Round 23b: someone else threatening the writer with a court is
+the writer's own matter, a child who wants to be a hacker is no incident, and e5's fraud
+exemplars fire only where its learned model agrees at its threshold.
 
 The sentences were written for these tests and appear in no data file (neither in the rule
 tables' examples nor in any eval set).
@@ -12,6 +14,8 @@ from __future__ import annotations
 import pytest
 
 from rule_rows import assert_escalates, assert_left_alone
+from supportagent.agent.safety import default_screen
+from supportagent.domain import Ticket
 
 FIRES = [
     (
@@ -54,6 +58,11 @@ QUIET = [
     # out of the picture for a while or for a task
     "I'll remove myself from the picture while the two of you agree the schedule.",
     "Taking myself out of the picture for the audit, so Mia is your contact until March.",
+    # someone else threatening the writer, not the writer threatening us
+    "A customer of mine is threatening to take me to small claims court over a late parcel.",
+    "My landlord keeps threatening to sue us, so I need all of last year's receipts.",
+    # a career wish
+    "Our daughter wants to become a hacker, the good kind; do you have a coding club?",
 ]
 
 
@@ -65,3 +74,26 @@ def test_round23_rows_fire(text: str, category: str) -> None:
 @pytest.mark.parametrize("text", QUIET)
 def test_round23_rows_stay_quiet(text: str) -> None:
     assert_left_alone(text)
+
+
+@pytest.mark.parametrize(
+    ("subject", "body"),
+    [
+        (
+            "Gastos compartidos",
+            "Siempre paga uno y luego tiene que perseguir a los demás para que le devuelvan el "
+            "dinero. ¿Se puede dividir el pago?",
+        ),
+        (
+            "Partager les frais",
+            "C'est toujours le même qui paie et qui doit ensuite courir après les autres pour "
+            "l'argent. Peut-on partager le paiement ?",
+        ),
+    ],
+)
+def test_e5_fraud_exemplars_need_the_model(subject: str, body: str) -> None:
+    """A request to split a bill between friends sits near a fraud exemplar under e5 (its
+    similarities are all high) while the learned model gives it little: since round 23b it
+    reaches a person as near a risk at most, never as payment fraud."""
+    result = default_screen()(Ticket("r23-e5", subject, body))
+    assert result.category != "payment_fraud", result.explanation

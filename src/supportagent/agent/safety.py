@@ -67,7 +67,8 @@ _SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
 # A sentence in which the writer takes someone else to law, not us: "I'm taking a former
 # tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
 # the statements", "we received a court order to deduct an employee's child maintenance",
-# "a court order for my name change". A sentence that also names us ("you", "your company")
+# "a court order for my name change", "a client is threatening to take me to court". A
+# sentence that also names us ("you", "your company")
 # is not skipped.
 _THIRD_PARTY = _PATTERNS.compile(
     r"\b(?:(?:tak\w*|bring\w*|br(?:ought)|su(?:e|es|ing|ed)|against|claim\w*\s+against)\s+"
@@ -76,6 +77,10 @@ _THIRD_PARTY = _PATTERNS.compile(
     r"neighbou?rs?|husband|wife|ex|partner|spouse|buyers?|sellers?|builders?|members?|"
     r"subcontractors?|freelancers?|guests?|lodgers?|flatmates?|roommates?)"
     r"|divorce|custody"
+    # someone else threatening the writer with law (round 23): "one of my clients is
+    # threatening to take me to court over a late logo"
+    r"|threaten\w*\s+(?:to\s+)?(?:take|drag|bring)\s+(?:me|us)\s+to\s+(?:[\w-]+\s+){0,2}?court"
+    r"|threaten\w*\s+(?:to\s+)?su(?:e|ing)\s+(?:me|us)"
     # a court's order about the writer's own life or an employee's pay, shown to us or acted on
     r"|child\s+(?:maintenance|support)|garnish\w*|deed\s+poll|name\s+change"
     r"|change\s+of\s+(?:sur)?name|new\s+surname|probate|guardianship|adoption)\b",
