@@ -68,9 +68,7 @@ def test_the_shipped_floors() -> None:
     shipped = load_thresholds()
     for model in ("minilm", "e5"):
         for category in CATEGORIES[1:]:
-            # round 23: e5's fraud exemplars fire only where the model reaches its threshold
-            floor = 1.0 if (model, category) == ("e5", "payment_fraud") else 0.25
-            assert shipped[model][category].exemplar_model_floor == floor, (model, category)
+            assert shipped[model][category].exemplar_model_floor == 0.25, (model, category)
     assert shipped["minilm"]["self_harm_risk"].exemplar_model_floor == 0.05
     # e5's self-harm exemplars never fire, so they need no floor
     assert not shipped["e5"]["self_harm_risk"].exemplars_fire

@@ -2,8 +2,7 @@
 without the word lawyer, a Portuguese small-claims court (julgado de paz), a user "neither of
 us" created, someone who keeps logging into an account of ours, and the writer taking
 themself "out of the picture". Round 23b: someone else threatening the writer with a court is
-the writer's own matter, a child who wants to be a hacker is no incident, and e5's fraud
-exemplars fire only where its learned model agrees at its threshold.
+the writer's own matter, and a child who wants to be a hacker is no incident.
 
 The sentences were written for these tests and appear in no data file (neither in the rule
 tables' examples nor in any eval set).
@@ -14,8 +13,6 @@ from __future__ import annotations
 import pytest
 
 from rule_rows import assert_escalates, assert_left_alone
-from supportagent.agent.safety import default_screen
-from supportagent.domain import Ticket
 
 FIRES = [
     (
@@ -74,26 +71,3 @@ def test_round23_rows_fire(text: str, category: str) -> None:
 @pytest.mark.parametrize("text", QUIET)
 def test_round23_rows_stay_quiet(text: str) -> None:
     assert_left_alone(text)
-
-
-@pytest.mark.parametrize(
-    ("subject", "body"),
-    [
-        (
-            "Gastos compartidos",
-            "Siempre paga uno y luego tiene que perseguir a los demás para que le devuelvan el "
-            "dinero. ¿Se puede dividir el pago?",
-        ),
-        (
-            "Partager les frais",
-            "C'est toujours le même qui paie et qui doit ensuite courir après les autres pour "
-            "l'argent. Peut-on partager le paiement ?",
-        ),
-    ],
-)
-def test_e5_fraud_exemplars_need_the_model(subject: str, body: str) -> None:
-    """A request to split a bill between friends sits near a fraud exemplar under e5 (its
-    similarities are all high) while the learned model gives it little: since round 23b it
-    reaches a person as near a risk at most, never as payment fraud."""
-    result = default_screen()(Ticket("r23-e5", subject, body))
-    assert result.category != "payment_fraud", result.explanation
