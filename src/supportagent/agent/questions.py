@@ -204,8 +204,9 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             r"\bafter a while\b|"
             # "How close to the start can someone still cancel?", "how late can we tell you?",
             # "how much notice do you need?": a lead time before something.
-            r"\bhow (?:close|near) to (?:the )?(?:start|beginning|time|date|day|deadline|kick-off)\b|"
-            r"\bhow late (?:can|could|may|is it)\b|\bhow (?:far )?in advance\b|"
+            r"\bhow (?:close|near) to (?:the )?"
+            r"(?:start|beginning|time|date|day|deadline|kick-off)\b|"
+            r"\bhow late (?:can|could|may)\b|\bhow (?:far )?in advance\b|"
             r"\bhow much notice\b|"
             # "What's the deadline for the endpoint to respond?", "the default sitting length":
             # a time allowed (not the length of a text, a name or a field).

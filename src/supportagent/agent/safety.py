@@ -68,8 +68,7 @@ _SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
 # tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
 # the statements", "we received a court order to deduct an employee's child maintenance",
 # "a court order for my name change", "a client is threatening to take me to court". A
-# sentence that also names us ("you", "your company")
-# is not skipped.
+# sentence that also names us ("you", "your company") is not skipped.
 _THIRD_PARTY = _PATTERNS.compile(
     r"\b(?:(?:tak\w*|bring\w*|br(?:ought)|su(?:e|es|ing|ed)|against|claim\w*\s+against)\s+"
     r"(?:a|an|my|our|the|his|her|their|this|one\s+of\s+(?:my|our))\s+(?:\w+\s+){0,2}?"
