@@ -2,7 +2,8 @@
 without the word lawyer, a Portuguese small-claims court (julgado de paz), a user "neither of
 us" created, someone who keeps logging into an account of ours, and the writer taking
 themself "out of the picture". Round 23b: someone else threatening the writer with a court is
-the writer's own matter, and a child who wants to be a hacker is no incident.
+the writer's own matter, and a child who wants to be a hacker is no incident. Round 23c: a
+``together`` row for someone the writer does not know acting on a thing of theirs.
 
 The sentences were written for these tests and appear in no data file (neither in the rule
 tables' examples nor in any eval set).
@@ -43,6 +44,15 @@ FIRES = [
         "Can you send the receipts to my sister, i'm taking myself out of the picture soon.",
         "self_harm_risk",
     ),
+    # round 23c: the parts of an intrusion in one sentence
+    (
+        "A person we don't know has been signing in to our studio account from abroad.",
+        "security_incident",
+    ),
+    (
+        "Last week my ex-girlfriend cancelled two of my lessons, she must have my login.",
+        "security_incident",
+    ),
 ]
 
 QUIET = [
@@ -60,6 +70,10 @@ QUIET = [
     "My landlord keeps threatening to sue us, so I need all of last year's receipts.",
     # a career wish
     "Our daughter wants to become a hacker, the good kind; do you have a coding club?",
+    # round 23c: a request, our own staff, or someone helping
+    "Would someone be able to move my appointment to the afternoon.",
+    "Someone in your billing team added my VAT number, thank you.",
+    "My neighbour booked my appointments for me while I was in hospital.",
 ]
 
 
