@@ -217,6 +217,20 @@ def compile_together(entry: Mapping[str, Any], where: str) -> Together | None:
     return Together(tuple(facets))
 
 
+def row_match(
+    patterns: tuple[re.Pattern[str], ...],
+    together: Together | None,
+    text: str,
+    skip: Callable[[int], bool] | None = None,
+) -> re.Match[str] | None:
+    """A row's match in ``text``: the first of its ``patterns`` (``first_match``), else its
+    ``together`` facets read sentence by sentence; ``skip`` rejects a match either way."""
+    found = first_match(patterns, text, skip)
+    if found is None and together is not None:
+        found = together.find(text, skip)
+    return found
+
+
 def rule_patterns(
     entry: Mapping[str, Any], where: str
 ) -> tuple[tuple[re.Pattern[str], ...], Together | None]:

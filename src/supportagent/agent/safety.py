@@ -32,6 +32,7 @@ from supportagent.ruletable import (
     first_match,
     parse_rule_table,
     read_rule_file,
+    row_match,
     rule_entry,
     rule_examples,
     rule_patterns,
@@ -125,20 +126,14 @@ class SafetyRule:
                     or (self.skip_third_party and _against_someone_else(text, start))
                 )
 
-        found = first_match(self.patterns, text, skip)
-        if found is None and self.together is not None:
-            found = self.together.find(text, skip)
-        return found
+        return row_match(self.patterns, self.together, text, skip)
 
     def voided(self, text: str) -> bool:
         """True when a pattern matches ``text`` but an ``unless`` pattern voids the row: the
         writer reports a message nobody acted on (round 8)."""
         return (
             bool(self.unless)
-            and (
-                first_match(self.patterns, text) is not None
-                or (self.together is not None and self.together.find(text) is not None)
-            )
+            and row_match(self.patterns, self.together, text) is not None
             and first_match(self.unless, text) is not None
         )
 

@@ -33,9 +33,9 @@ from supportagent.retrieval.dense import Embedder, OnnxMiniLM
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.ruletable import (
     Together,
-    first_match,
     parse_rule_table,
     read_rule_file,
+    row_match,
     rule_entry,
     rule_examples,
     rule_patterns,
@@ -151,10 +151,7 @@ class ClassifierRule:
         if self.skip_general and _GENERAL.search(text):
             return None
         skip = (lambda start: _in_hypothetical(text, start)) if self.skip_conditional else None
-        found = first_match(self.patterns, text, skip)
-        if found is None and self.together is not None:
-            found = self.together.find(text, skip)
-        return found
+        return row_match(self.patterns, self.together, text, skip)
 
 
 def classify_by_rules(
