@@ -138,6 +138,7 @@ RELEASED = frozenset(
         "risk_blind14",
         "risk_blind15",
         "risk_blind16",
+        "risk_blind17",
     }
 )
 
