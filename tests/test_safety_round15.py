@@ -151,6 +151,9 @@ FIGURES_OF_SPEECH = [
     "The new coach totally nailed it, the class loved him.",
     "The outage is killing my 40 day streak, can it be restored?",
     "By the last lap the riders were dead on their feet.",
+    # round 24 (twentieth session)
+    "That last boss nearly finished me off, is there an easier mode?",
+    "The hill on the new route almost did me in, but I loved it.",
 ]
 #: Sentences that say nothing is wrong, or disclaim what is asked (round 15f).
 REASSURANCES = [

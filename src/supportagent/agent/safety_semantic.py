@@ -153,6 +153,9 @@ FIGURATIVE_DEATH = _PATTERNS.compile(
     r"(?:it|my\s+\w+|the\s+\w+|that)|(?:killed|nailed|smashed)\s+it\b"
     # and a thing that is "killing my streak / battery" (not "killing myself").
     r"|(?:is|was|it'?s|its|keeps|kept)\s+killing\s+my\s+(?!self\b)\w+"
+    # Round 24: a game, a climb or a class that "nearly finished me off" (a hard level, not
+    # the writer's intent).
+    r"|(?:nearly|almost|practically|very\s+nearly|just\s+about)\s+(?:finished|did)\s+me\s+(?:off|in)\b"
     # French
     r"|mort(?:e|s|es)?\s+de\s+(?:rire|fatigue|faim|honte|peur)|mourir\s+de\s+rire"
     r"|[àa]\s+mourir\s+d'?\s*(?:ennui|rire)|(?:je\s+suis\s+)?crev[ée]e?\b"
