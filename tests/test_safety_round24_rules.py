@@ -23,6 +23,8 @@ FIRES = [
         "I go through with it.",
         "self_harm_risk",
     ),
+    ("Cuando me agobio me hago daño, perdonad que lo cuente aquí.", "self_harm_risk"),
+    ("Ultimamente mi faccio del male quando non riesco a dormire.", "self_harm_risk"),
     (
         "Some account I've never heard of messaged my son on the board, using his surname and "
         "his school.",
@@ -83,6 +85,8 @@ QUIET = [
     # going through with a plan that is not the writer's life
     "The day I go through with it at the registry office, can the venue stay open late?",
     "The night we go through with it, please have the stage set.",
+    # a strain, not an injury the writer deals themself
+    "Con esa silla me hago daño en el cuello, ¿tenéis otra?",
     # a stranger's message that uses only its own details, or a question
     "A buyer messaged me with his address so I can post the stamps.",
     "Could a player I don't know message my son using his real name?",
