@@ -626,7 +626,17 @@ _UNIVERSAL = _PATTERNS.compile(
     r"|the\s+)?(?:[a-z][\w-]*\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
     rf"regions?|customers?|devices?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
     r"|\bwithout exception\b|\bwhatever the\b|\bwhichever\b"
-    r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b",
+    r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b"
+    # Round 20 of the drafter: the same however the customer reaches us ("The cut-off is the
+    # same however the member tells us: on the website, in the app or by replying").
+    r"|\bthe same (?:however|whichever way|whatever way|wherever)\b",
+    re.IGNORECASE,
+)
+#: A sentence that opens by naming the way a customer reaches us ("In the app, the Away
+#: button closes 24 hours before"): its value holds for that channel (round 20 of the drafter).
+_CHANNEL = _PATTERNS.compile(
+    r"^\W*(?:in|on|through|via|from|with)\s+(?:the|our)\s+(?:[\w-]+\s+)?(app|website|web\s*site"
+    r"|portal|phone\s+line|kiosk)\s*,|^\W*(?:by|over\s+the)\s+(phone|e-?mail|text|post|chat)\s*,",
     re.IGNORECASE,
 )
 #: Words that say how a value is held, or that every sentence about limits uses: they do not
@@ -849,6 +859,9 @@ def scope_of(
     for name, kind in (names or {}).items():
         if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sentence):
             scopes.append(f"{kind}:{name.lower()}")
+    channel = _CHANNEL.search(sentence)
+    if channel is not None:
+        scopes.append("channel:" + " ".join((channel.group(1) or channel.group(2)).lower().split()))
     return tuple(dict.fromkeys(scopes)), _UNIVERSAL.search(sentence) is not None
 
 
@@ -1170,7 +1183,11 @@ def find_conflicts(
             # share a verb ("retries a failed payment", "retries a failed event") are mostly
             # about different things, so only a close match of subjects counts there.
             by_meaning = phrase >= ARTICLE_PHRASE_SIMILARITY and _headings_meet(a, b)
-            if lexical < SUBJECT_OVERLAP_ARTICLES and not by_meaning:
+            if (
+                lexical < SUBJECT_OVERLAP_ARTICLES
+                and not by_meaning
+                and not _channel_against_rule(a, b)
+            ):
                 continue
         else:
             floor = SUBJECT_OVERLAP_WITH_MEANING if linked else SUBJECT_OVERLAP
@@ -1410,6 +1427,21 @@ def _similarities(
         norm = float(np.linalg.norm(u) * np.linalg.norm(v))
         out.append(float(u @ v) / norm if norm > 0 and math.isfinite(norm) else 0.0)
     return out
+
+
+def _channel_against_rule(a: Fact, b: Fact) -> bool:
+    """True when one article's value claims to hold however the customer reaches us ("the
+    same however the member tells us") and another article gives a value of the same role for
+    one channel ("In the app, ... 24 hours before"): the second contradicts the first's claim,
+    however differently the two subjects are worded (round 20 of the drafter)."""
+    general, channel = (a, b) if not a.scope else (b, a)
+    return (
+        not general.scope
+        and general.universal
+        and bool(channel.scope)
+        and all(s.startswith("channel:") for s in channel.scope)
+        and general.role == channel.role
+    )
 
 
 def _judge(a: Fact, b: Fact) -> Conflict | None:
