@@ -76,6 +76,19 @@ def test_without_that_claim_two_differently_worded_articles_are_left_apart() -> 
     assert find_conflicts(extract_facts([RULE_WITHOUT_REACH, app])) == []
 
 
+def test_a_rule_that_claims_every_plan_does_not_claim_every_channel() -> None:
+    plans = article(
+        "kb-tables",
+        "Cancelling a table",
+        "Guests can cancel a table booking until 6 hours before it starts. This cut-off is the "
+        "same on every plan.",
+    )
+    app = article(
+        "kb-app", "The guest app", "In the app, the Cancel link disappears 48 hours before."
+    )
+    assert find_conflicts(extract_facts([plans, app])) == []
+
+
 def test_a_channel_value_of_another_kind_is_not_paired() -> None:
     app = article(
         "kb-app", "The guest app", "In the app, the booking screen keeps your last 3 orders."

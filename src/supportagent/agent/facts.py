@@ -632,6 +632,13 @@ _UNIVERSAL = _PATTERNS.compile(
     r"|\bthe same (?:however|whichever way|whatever way|wherever)\b",
     re.IGNORECASE,
 )
+#: A rule said to hold however the customer reaches us, which a value for one channel can
+#: contradict (round 20 of the drafter); "the same on every plan" claims plans, not channels.
+_EVERY_CHANNEL = _PATTERNS.compile(
+    r"\bthe same (?:however|whichever way|whatever way|wherever)\b"
+    r"|\b(?:on|in|through|across|for)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the)\s+)?channels?\b",
+    re.IGNORECASE,
+)
 #: A sentence that opens by naming the way a customer reaches us ("In the app, the Away
 #: button closes 24 hours before"): its value holds for that channel (round 20 of the drafter).
 _CHANNEL = _PATTERNS.compile(
@@ -756,6 +763,9 @@ class Fact:
     #: The value's own clause ("Ticket money is paid out 2 business days after the departure
     #: has sailed"): the phrase that says what the value is about, with less else around it.
     clause: str = ""
+    #: The rule says it holds however the customer reaches us (``_EVERY_CHANNEL``), in its
+    #: sentence or in the next one when that gives no value of its own.
+    every_channel: bool = False
 
     @property
     def dimension(self) -> str:
@@ -929,6 +939,9 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
             universal = universal or (
                 _UNIVERSAL.search(following) is not None and not quantities(following)
             )
+            every_channel = _EVERY_CHANNEL.search(sentence) is not None or (
+                _EVERY_CHANNEL.search(following) is not None and not quantities(following)
+            )
             scope_words = frozenset(tokenize(" ".join(x.split(":", 1)[1] for x in scope)))
             whole = subject_terms(sentence) - scope_words
             for position, quantity in enumerate([*found, *schedule]):
@@ -974,6 +987,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                         passage.kind,
                         sentence,
                         _subject_clause(sentence, clause_text, quantity),
+                        every_channel,
                     )
                 )
     return facts
@@ -1437,7 +1451,7 @@ def _channel_against_rule(a: Fact, b: Fact) -> bool:
     general, channel = (a, b) if not a.scope else (b, a)
     return (
         not general.scope
-        and general.universal
+        and general.every_channel
         and bool(channel.scope)
         and all(s.startswith("channel:") for s in channel.scope)
         and general.role == channel.role
