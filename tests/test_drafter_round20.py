@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import pytest
 
+from drafting import section
 from supportagent.agent.facts import extract_facts, find_conflicts, scope_of
-from supportagent.domain import DocKind, Passage
+from supportagent.domain import Passage
 
 
 def article(doc_id: str, heading: str, text: str) -> Passage:
-    return Passage(f"{doc_id}#s", doc_id, DocKind.KB, doc_id, (heading,), text)
+    """A section of article ``doc_id``, titled with its id so that no two articles share a
+    title."""
+    return section(doc_id, heading, text, title=doc_id)
 
 
 RULE = article(

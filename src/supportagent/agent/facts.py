@@ -621,21 +621,22 @@ _NAMED_SCOPE = _PATTERNS.compile(rf"\b([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)?)\s+({_S
 _DEICTIC_SCOPE = _PATTERNS.compile(
     rf"\b(?:this|that|these|those|your|their|its|the same)\s+({_SCOPE_NOUN})\b", re.I
 )
+#: "The same however the member tells us": a rule claimed for every way a customer reaches us
+#: (round 20 of the drafter), which both :data:`_UNIVERSAL` and :data:`_EVERY_CHANNEL` read.
+_SAME_HOWEVER = r"\bthe same (?:however|whichever way|whatever way|wherever)\b"
 _UNIVERSAL = _PATTERNS.compile(
     r"\b(?:on|for|in|at|across)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the|your)\s+|our\s+"
     r"|the\s+)?(?:[a-z][\w-]*\s+)?(?:plans?|tiers?|accounts?|endpoints?|"
     rf"regions?|customers?|devices?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
     r"|\bwithout exception\b|\bwhatever the\b|\bwhichever\b"
     r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b"
-    # Round 20 of the drafter: the same however the customer reaches us ("The cut-off is the
-    # same however the member tells us: on the website, in the app or by replying").
-    r"|\bthe same (?:however|whichever way|whatever way|wherever)\b",
+    rf"|{_SAME_HOWEVER}",
     re.IGNORECASE,
 )
 #: A rule said to hold however the customer reaches us, which a value for one channel can
 #: contradict (round 20 of the drafter); "the same on every plan" claims plans, not channels.
 _EVERY_CHANNEL = _PATTERNS.compile(
-    r"\bthe same (?:however|whichever way|whatever way|wherever)\b"
+    rf"{_SAME_HOWEVER}"
     r"|\b(?:on|in|through|across|for)\s+(?:every|all|each|any)\s+(?:of\s+(?:our|the)\s+)?channels?\b",
     re.IGNORECASE,
 )
@@ -936,11 +937,9 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
                 scope = asked  # "that model takes updates at noon": the one the question names
             # "... over about 24 hours. This schedule is the same on every plan."
             following = sentences[index + 1] if index + 1 < len(sentences) else ""
-            universal = universal or (
-                _UNIVERSAL.search(following) is not None and not quantities(following)
-            )
-            every_channel = _EVERY_CHANNEL.search(sentence) is not None or (
-                _EVERY_CHANNEL.search(following) is not None and not quantities(following)
+            universal = universal or _claimed_by_next(_UNIVERSAL, following)
+            every_channel = _EVERY_CHANNEL.search(sentence) is not None or _claimed_by_next(
+                _EVERY_CHANNEL, following
             )
             scope_words = frozenset(tokenize(" ".join(x.split(":", 1)[1] for x in scope)))
             whole = subject_terms(sentence) - scope_words
@@ -1003,6 +1002,13 @@ _ALLOWANCE = _PATTERNS.compile(
     r"\s+(?:[a-z-]+\s+)?included\b",
     re.IGNORECASE,
 )
+
+
+def _claimed_by_next(claim: re.Pattern[str], following: str) -> bool:
+    """True when the sentence after a value's makes ``claim`` about it ("... over about 24
+    hours. This schedule is the same on every plan."): it says ``claim`` and gives no value of
+    its own."""
+    return claim.search(following) is not None and not quantities(following)
 
 
 def _conditions(
