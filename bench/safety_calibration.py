@@ -139,6 +139,7 @@ RELEASED = frozenset(
         "risk_blind15",
         "risk_blind16",
         "risk_blind17",
+        "risk_blind18",
     }
 )
 
