@@ -7,12 +7,14 @@ Training rows are sentences, labelled ``money_specific``, ``account_specific`` o
 
 - the lines of `exemplars/triage/money_specific.txt` and `account_specific.txt` (their class),
   every other triage exemplar line and every safety exemplar line (``none``);
-- the sets with marked sentences (`eval/risk_tune3`, `eval/risk_tune4`, tune only): each money
+- the sets with marked sentences (`eval/risk_tune3`, `eval/risk_tune4`, tune only; with
+  ``--released``, round 25's trial, not shipped, also `eval/risk_tune5` and the blind sets
+  released as tune data, whose marks sit in the `sentences.jsonl` beside their tickets): each money
   or account ticket's `risk_sentences` (its `expected_reason`), the questions the same ticket
   asks besides them when it is an in-passing or long one (``none``: the how-to the request
   hides in), and every look-alike's sentences, its trap sentences among them (``none``);
-- the sentences of every harmless ticket of the tune halves (`eval/risk`, `eval/pickwren`,
-  `eval/risk_tune3`, `eval/risk_tune4` whole; Brightwrench, Shelfwise, Ferrytale, Bitext,
+- the sentences of every harmless ticket of the tune halves (`eval/risk`, `eval/pickwren` and
+  the marked sets whole; Brightwrench, Shelfwise, Ferrytale, Bitext,
   Banking77 by their tune half; the Ticket Tagger tune sample) (``none``).
 
 Safety risk tickets and unmarked money or account tickets give no training rows (which of
@@ -50,16 +52,31 @@ from supportagent.retrieval.exemplars import load_exemplars
 from supportagent.sentences import ticket_sentences
 
 sys.path.insert(0, str(Path(__file__).parent))
-from safety_calibration import blind, split_of, training_only
-from train_risk_model import Row, VectorStore, embed_all, embedder_for, provenance, risk_in
+from safety_calibration import RELEASED, blind, split_of, training_only
+from train_risk_model import (
+    Row,
+    VectorStore,
+    embed_all,
+    embedder_for,
+    provenance,
+    risk_in,
+    sentence_labels,
+)
 
 OUT = Path(__file__).resolve().parents[1] / "src/supportagent/exemplars/vectors"
-#: Our sets read whole (every row is tune).
-WHOLE = frozenset({"risk", "pickwren", "risk_tune3", "risk_tune4"})
+#: Sets whose money and account tickets have their asking sentences marked, as the shipped
+#: models were trained: two tune-only risk sets (in their tickets).
+LABELLED = frozenset({"risk_tune3", "risk_tune4"})
+#: With ``--released`` (round 25, measured and not shipped, docs/triage.md): also
+#: `risk_tune5` and every blind set released as tune data (its marks in the
+#: ``sentences.jsonl`` written beside its tickets after its release), as the risk model has
+#: read them since its round 15; their English tickets teach both embedders, the others e5.
+RELEASED_LABELLED = frozenset({"risk_tune5", *RELEASED})
+#: Our sets read whole (every row is tune), besides the marked ones.
+WHOLE = frozenset({"risk", "pickwren"})
 #: Our sets read by their tune half.
 HALVES = frozenset({"brightwrench", "shelfwise", "ferrytale"})
 PUBLIC = frozenset({"bitext_triage", "banking77_triage", "github_issues_tickettagger_tune"})
-LABELLED = frozenset({"risk_tune3", "risk_tune4"})
 EXEMPLARS = "exemplars"
 L2 = 1e-4
 EPOCHS = 1200
@@ -90,21 +107,26 @@ class Scored:
     overrulable: bool
 
 
-def readable(dataset: Dataset) -> bool:
+def readable(dataset: Dataset, labelled: frozenset[str]) -> bool:
     return (
         dataset.kind == "triage"
         and not blind(dataset.name)
         and not training_only(dataset.name)
-        and dataset.name in WHOLE | HALVES | PUBLIC
+        and dataset.name in WHOLE | labelled | HALVES | PUBLIC
     )
 
 
 def marks(path: Path) -> dict[str, dict[str, Any]]:
+    """Per ticket id, its row of ``path``, with the ``risk_sentences`` and ``trap_sentences``
+    of the ``sentences.jsonl`` beside it when there is one (a released blind set's marks)."""
     out = {}
     for line in path.read_text(encoding="utf-8").split("\n"):
         if line.strip():
             raw = json.loads(line)
             out[raw["id"]] = raw
+    for ticket_id, (asked, traps) in sentence_labels(path).items():
+        if ticket_id in out:
+            out[ticket_id] = {**out[ticket_id], "risk_sentences": asked, "trap_sentences": traps}
     return out
 
 
@@ -125,7 +147,9 @@ def exemplar_rows() -> list[Row]:
     return rows
 
 
-def ticket_rows(datasets: Iterable[Dataset]) -> tuple[list[Row], list[Scored]]:
+def ticket_rows(
+    datasets: Iterable[Dataset], labelled: frozenset[str] = LABELLED
+) -> tuple[list[Row], list[Scored]]:
     from supportagent.agent.safety import default_screen
     from supportagent.engines.classifier import Classifier, sure_by_rules
 
@@ -133,14 +157,14 @@ def ticket_rows(datasets: Iterable[Dataset]) -> tuple[list[Row], list[Scored]]:
     rows: list[Row] = []
     scored: list[Scored] = []
     for dataset in datasets:
-        if not readable(dataset):
+        if not readable(dataset, labelled):
             continue
         picked = [
             r
             for r in read_triage(dataset.path)
-            if dataset.name in WHOLE or split_of(dataset.name, r, dataset.ours) == "tune"
+            if dataset.name in WHOLE | labelled or split_of(dataset.name, r, dataset.ours) == "tune"
         ]
-        raw = marks(dataset.path) if dataset.name in LABELLED else {}
+        raw = marks(dataset.path) if dataset.name in labelled else {}
         print(f"  {dataset.name}: {len(picked)} tickets", file=sys.stderr)
         for row in picked:
             ticket = row.ticket
@@ -163,8 +187,10 @@ def ticket_rows(datasets: Iterable[Dataset]) -> tuple[list[Row], list[Scored]]:
                 )
             )
             unit = f"{dataset.name}:{ticket.id}"
-            # multilingual-e5 reads English too: the marked sets teach it as well.
-            model = ("minilm", "e5") if dataset.name in LABELLED else (own,)
+            # multilingual-e5 reads English too: the marked sets teach it as well (with
+            # ``--released``, a ticket in another language teaches e5 alone, which reads it).
+            both = dataset.name in LABELLED or (dataset.name in labelled and own == "minilm")
+            model = ("minilm", "e5") if both else (own,)
             if risk is None:
                 rows.extend(Row(s, NONE, dataset.name, unit, model) for s in units)
             elif risk == MONEY_OR_ACCOUNT and ticket.id in raw:
@@ -184,13 +210,16 @@ def ticket_rows(datasets: Iterable[Dataset]) -> tuple[list[Row], list[Scored]]:
     return rows, scored
 
 
-def collect(cache: Path | None) -> tuple[list[Row], list[Scored], VectorStore]:
-    saved = None if cache is None else cache / "request-rows.pkl"
+def collect(
+    cache: Path | None, labelled: frozenset[str] = LABELLED
+) -> tuple[list[Row], list[Scored], VectorStore]:
+    name = "request-rows.pkl" if labelled == LABELLED else "request-rows-released.pkl"
+    saved = None if cache is None else cache / name
     if saved is not None and saved.exists():
         with saved.open("rb") as handle:
             rows, scored = pickle.load(handle)
     else:
-        rows, scored = ticket_rows(find_datasets())
+        rows, scored = ticket_rows(find_datasets(), labelled)
         if saved is not None:
             saved.parent.mkdir(parents=True, exist_ok=True)
             with saved.open("wb") as handle:
@@ -300,12 +329,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--refit", action="store_true", help="recompute the out-of-fold scores")
+    parser.add_argument(
+        "--released",
+        action="store_true",
+        help="also learn from risk_tune5 and the released blind sets' marks (not shipped)",
+    )
     args = parser.parse_args()
-    rows, scored, store = collect(args.cache)
+    labelled = LABELLED | RELEASED_LABELLED if args.released else LABELLED
+    rows, scored, store = collect(args.cache, labelled)
     limits = {k: float(v) for k, v in (item.split("=") for item in args.threshold)}
     report: dict[str, Any] = {}
     if args.cv or not limits:
-        saved = None if args.cache is None else args.cache / "request-oof.pkl"
+        oof_name = "request-oof.pkl" if not args.released else "request-oof-released.pkl"
+        saved = None if args.cache is None else args.cache / oof_name
         if saved is not None and saved.exists() and not args.refit:
             with saved.open("rb") as handle:
                 oof = pickle.load(handle)
