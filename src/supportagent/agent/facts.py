@@ -91,6 +91,9 @@ _UNIT_ALIASES = {
     "inch": "inch inches",
     "foot": "ft foot feet",
     "mile": "mile miles",
+    # Round 21 of the drafter: "25 nautical miles" and "50 nm" (aviation and shipping write
+    # "nm" for nautical miles; a support corpus that means nanometres is rarer).
+    "nmi": "nm nmi",
     "gram": "gram grams gramme grammes",
     "kg": "kg kilo kilos kilogram kilograms kilogramme kilogrammes",
     "tonne": "tonne tonnes",
@@ -136,6 +139,7 @@ _SCALES: dict[str, tuple[str, Decimal]] = {
     "inch": ("length", Decimal("0.0254")),
     "foot": ("length", Decimal("0.3048")),
     "mile": ("length", Decimal("1609.344")),
+    "nmi": ("length", Decimal(1852)),
     "gram": ("mass", Decimal("0.001")),
     "kg": ("mass", Decimal(1)),
     "tonne": ("mass", Decimal(1000)),
@@ -162,7 +166,7 @@ _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 #: "how heavy", "at what temperature", "which day of the week" or "which version" ask for.
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
-    | {"bandwidth", "size", "percent", "pixel", "weekday", "version"}
+    | {"bandwidth", "size", "percent", "pixel", "weekday", "monthday", "version"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
@@ -353,6 +357,8 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
         return "celsius", tail.end(1)
     if first == "per" and second == "cent":
         return "percent", tail.end()
+    if first == "nautical" and second in ("mile", "miles"):
+        return "nmi", tail.end()
     if first.replace(" ", "") in UNITS and raw[0] in "°º":
         return UNITS[first.replace(" ", "")], tail.end(1)
     if len(raw) == 1 and raw != "%":
@@ -545,13 +551,37 @@ def weekdays(text: str) -> list[Quantity]:
     return found
 
 
+_MONTHDAY = _PATTERNS.compile(
+    r"\b(?:(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)(?:\s+day)?|(?:the\s+)?(last)\s+day)"
+    r"\s+of\s+(?:each|every|the)\s+(?:calendar\s+)?month\b",
+    re.IGNORECASE,
+)
+#: The last day of a month, as a value of its own (no month has a 32nd).
+LAST_DAY = Decimal(32)
+
+
+def monthdays(text: str) -> list[Quantity]:
+    """The day of a monthly event, as a value of the dimension ``monthday`` (1 to 31, and
+    ``LAST_DAY``): "collected on the 1st of each month" and "charged on the 28th of each
+    month" give two values of one thing, as "the last day of each month" and "the 15th of each
+    month" do. A date of one case ("since the 3rd") says no "of each month" and is not one."""
+    found = []
+    for match in _MONTHDAY.finditer(text):
+        digits = match.group(1)
+        value = LAST_DAY if digits is None else Decimal(digits)
+        if not 1 <= value <= LAST_DAY:
+            continue
+        found.append(Quantity(value, "monthday", match.group(0), match.start(), match.end()))
+    return found
+
+
 #: A version said as the least that something needs: before "or later" and its like ("3.8 or
 #: newer", "2.1+"), or after "at least" or "minimum" ("at least version 5.2"). A version
 #: that something merely runs ("still on version 1.9", "version 4.2.0 reads the proxy") is
 #: a state, not a requirement, and a bare decimal ("3.5 kg", "£3.40") is not one at all.
 _VERSION_VALUE = _PATTERNS.compile(
     r"(?<![$€£\d.,])\b(\d+(?:\.\d+){1,2})(?=\s*(?:or|and)\s+(?:later|newer|above|higher|up)\b"
-    r"|\+(?!\d))"
+    r"|\+(?!\d)|\s+(?:onwards|onward)\b)"
     r"|\b(?:at\s+least|minimum(?:\s+of)?)\s+(?:(?:version|firmware|release)\s+)?v?"
     r"(\d+(?:\.\d+){1,2})\b(?![.,]\d)",
     re.IGNORECASE,
@@ -923,6 +953,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
             found = quantities(sentence)
             found += limit_counts(sentence)
             found += weekdays(sentence)
+            found += monthdays(sentence)
             found += [
                 v for v in versions(sentence) if not any(f.start <= v.start < f.end for f in found)
             ]
@@ -1203,6 +1234,12 @@ def find_conflicts(
             # share a verb ("retries a failed payment", "retries a failed event") are mostly
             # about different things, so only a close match of subjects counts there.
             by_meaning = phrase >= ARTICLE_PHRASE_SIMILARITY and _headings_meet(a, b)
+            # Two articles that each give the evidence one value of a measure (one distance,
+            # one day of the month), in sentences as alike in meaning as a linked pair's:
+            # one subject, written twice, however the headings read (round 21).
+            by_meaning = by_meaning or (
+                max(dense, phrase) >= LINKED_SIMILARITY and _one_each(a, b, facts, articles=True)
+            )
             if (
                 lexical < SUBJECT_OVERLAP_ARTICLES
                 and not by_meaning
@@ -1312,13 +1349,15 @@ def _alone_in_document(fact: Fact, facts: Sequence[Fact], alike: Callable[[Fact]
     return sum(1 for f in facts if f.doc_id == fact.doc_id and alike(f)) == 1
 
 
-def _one_each(a: Fact, b: Fact, facts: Sequence[Fact]) -> bool:
-    """True when a resolved ticket and the article it links to each give one value of a
-    measure, and of the same one (a window, a temperature, a weight; not a duration or a
-    count, of which an article gives many): "updates install between 01:00 and 04:00" and
-    "new software is pushed from 22:00 to 23:30" answer one question however they are worded.
+def _one_each(a: Fact, b: Fact, facts: Sequence[Fact], *, articles: bool = False) -> bool:
+    """True when a resolved ticket and the article it links to (``articles``: two articles)
+    each give one value of a measure, and of the same one (a window, a temperature, a weight;
+    not a duration or a count, of which an article gives many): "updates install between
+    01:00 and 04:00" and "new software is pushed from 22:00 to 23:30" answer one question
+    however they are worded.
     """
-    if {a.kind, b.kind} != {DocKind.KB, DocKind.RESOLVED} or a.dimension != b.dimension:
+    kinds = {DocKind.KB} if articles else {DocKind.KB, DocKind.RESOLVED}
+    if {a.kind, b.kind} != kinds or a.dimension != b.dimension:
         return False
     if a.dimension.split("/")[0] not in MEASURES or a.role == "frequency":
         return False
@@ -1497,6 +1536,8 @@ def stated_by(text: str, fact: Fact) -> bool:
         found = limit_counts(text)
     elif fact.dimension == "weekday":
         found = weekdays(text)
+    elif fact.dimension == "monthday":
+        found = monthdays(text)
     elif fact.dimension == "version":
         found = versions(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
