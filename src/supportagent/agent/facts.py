@@ -1528,6 +1528,18 @@ def _order(a: Fact, b: Fact) -> tuple[Fact, Fact]:
     )
 
 
+def states_value(text: str) -> bool:
+    """True when ``text`` gives a value a fact can carry: a quantity, a limited count, the day
+    of a weekly or monthly event, or a least version."""
+    return bool(
+        quantities(text)
+        or limit_counts(text)
+        or weekdays(text)
+        or monthdays(text)
+        or versions(text)
+    )
+
+
 def stated_by(text: str, fact: Fact) -> bool:
     """True when ``text`` gives the value of ``fact`` (in any unit of its dimension; a
     schedule as a schedule)."""

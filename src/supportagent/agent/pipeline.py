@@ -14,7 +14,7 @@ from typing import Any
 
 from supportagent.agent.conflicts import confirm_model_conflicts
 from supportagent.agent.evidence import EvidenceGate, is_ambiguous, reformulate, signals_agree
-from supportagent.agent.facts import Fact, extract_facts, find_conflicts
+from supportagent.agent.facts import Conflict, Fact, extract_facts, find_conflicts, states_value
 from supportagent.agent.grounding import (
     check_grounding,
     differing_flags,
@@ -485,6 +485,26 @@ class Pipeline:
             # the checks and the reviewer get the real values back.
             trace.add("draft", f"revision {revision}", **draft_to_json(draft))
             draft = self._restored(ticket.id, draft)
+            # The other side of a value the draft states may sit in a passage the question
+            # did not retrieve: look for it with the draft's own sentences (round 22).
+            probed = self._probe(gate, draft, [*passages, *context], trace)
+            if probed:
+                found = self._probed_conflicts(draft, [*passages, *context], probed)
+                context = [*context, *(p for extra in probed.values() for p in extra)]
+                if found:
+                    conflicts = [*conflicts, *found]
+                    trace.add(
+                        "conflicts",
+                        "probed",
+                        conflicts=[
+                            {
+                                "kind": c.kind,
+                                "general": c.general.describe(),
+                                "specific": c.specific.describe(),
+                            }
+                            for c in found
+                        ],
+                    )
             # What the model asks for passes a gate of its own, narrowed to MODEL_TOOLS.
             model_gate = gate.narrowed(MODEL_TOOLS)
             for request in draft.tool_requests:
@@ -548,6 +568,59 @@ class Pipeline:
         assert draft is not None and verdict is not None
         return draft, verdict
 
+    def _probe(
+        self, gate: ToolGate, draft: Draft, have: Sequence[Passage], trace: _Trace
+    ) -> dict[str, list[Passage]]:
+        """Per draft sentence with a value (at most ``PROBE_SENTENCES``), the article passages
+        that a search for that very sentence finds and the evidence lacks (``PROBE_HITS``).
+        Articles only: a knowledge base is written to agree with itself, where resolved
+        tickets are full of one customer's amounts and dates."""
+        known = {p.id for p in have}
+        out: dict[str, list[Passage]] = {}
+        asked = [s.text for s in draft.sentences if states_value(s.text)][:PROBE_SENTENCES]
+        for sentence in asked:
+            hits: list[Hit] = gate.call("search_docs", query=sentence, k=PROBE_HITS)
+            extra = [h for h in hits if h.id not in known]
+            if extra:
+                known.update(h.id for h in extra)
+                out[sentence] = [h.passage for h in extra]
+                trace.add("retrieve", "probe", query=sentence, hits=[hit_to_json(h) for h in extra])
+        return out
+
+    def _probed_conflicts(
+        self,
+        draft: Draft,
+        evidence: Sequence[Passage],
+        probed: dict[str, list[Passage]],
+    ) -> list[Conflict]:
+        """Conflicts between a value the draft states (its sentence, in a passage it cites)
+        and a passage that the search for that sentence found; conflicts among the evidence
+        alone were found before drafting."""
+        cited = {c for s in draft.sentences for c in s.citations}
+        out: list[Conflict] = []
+        everything = [*evidence, *(p for found in probed.values() for p in found)]
+        conflicts = find_conflicts(
+            extract_facts(everything),
+            embed=self.knowledge.sentence_embedder(),
+            idf=self.knowledge.idf,
+            links=self.knowledge.links,
+        )
+        for sentence, found in probed.items():
+            new = {p.id for p in found}
+            said = " ".join(sentence.split())
+            for conflict in conflicts:
+                sides = (conflict.general, conflict.specific)
+                theirs = [f for f in sides if f.passage_id in new]
+                own = [f for f in sides if f.passage_id not in new]
+                if len(theirs) != 1 or len(own) != 1 or conflict in out:
+                    continue
+                fact = own[0]
+                if (fact.passage_id in cited or fact.doc_id in cited) and " ".join(
+                    fact.sentence.split()
+                ) == said:
+                    out.append(conflict)
+        return out
+
     def _request_decoy(self, ticket: Ticket, gate: ToolGate, trace: _Trace) -> None:
         """The demo's first step: ask the gate for the decoy; its refusal goes in the trace."""
         try:
@@ -610,6 +683,10 @@ PER_QUESTION_HITS = 2
 LINKED_HITS = 2
 #: Other sections of the best article, added for the drafter.
 SIBLING_HITS = 2
+#: Draft sentences with a value searched for the other side of a conflict, and the article
+#: passages taken from each search.
+PROBE_SENTENCES = 3
+PROBE_HITS = 2
 
 
 def _value_pair(a: Fact, b: Fact, *, one_sided: bool = False) -> dict[str, Any]:

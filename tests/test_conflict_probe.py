@@ -1,0 +1,126 @@
+"""Round 22 of the drafter (twenty-second session, from Windlog's WL-005 in `eval/conflicts`,
+released as tune data): the other side of a value a draft states may sit in a passage the
+question did not retrieve. The pipeline searches the articles (not the resolved tickets, full
+of one customer's amounts and dates) with each of the draft's sentences that carries a value,
+and holds that sentence against what its search finds.
+
+An invented corpus (a rowing club's booking service), in no data file; the search takes one
+passage per query (``evidence_k=1``), so that the question alone never retrieves the plan
+article."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from supportagent.agent.knowledge import Knowledge
+from supportagent.agent.pipeline import Pipeline, PipelineConfig
+from supportagent.domain import (
+    Bucket,
+    Classification,
+    DocKind,
+    Document,
+    Draft,
+    DraftSentence,
+    Hit,
+    SafetyResult,
+    Status,
+    Ticket,
+    Verdict,
+)
+from supportagent.store.store import Store
+
+STATEMENTS = Document(
+    "kb-statements",
+    DocKind.KB,
+    "Statements",
+    "# Statements\n\n## When statements are made\n\nMembers' boat-hire statements are produced "
+    "on the last day of each month, on every plan. Each statement lists the outings and the "
+    "member's balance.",
+)
+PLANS = Document(
+    "kb-plans",
+    DocKind.KB,
+    "Plans",
+    "# Plans\n\n## What Regatta adds\n\nRegatta suits larger clubs:\n\n- several boathouses in "
+    "one account;\n- an export for the club's accounts;\n- mid-month billing: on Regatta, "
+    "members' boat-hire statements are produced on the 15th of each month;\n- a named contact.",
+)
+SAFETY = Document(
+    "kb-safety",
+    DocKind.KB,
+    "Safety",
+    "# Safety\n\n## Life jackets\n\nEvery rower under 16 wears a life jacket on the water.",
+)
+TICKET = Ticket(
+    "T-P1", "Statements", "When in the month are members' boat-hire statements produced?"
+)
+SAID = "Members' boat-hire statements are produced on the last day of each month, on every plan."
+
+
+@dataclass
+class Quoting:
+    """An engine that answers every ticket and drafts ``sentence`` citing ``passage``,
+    recording the evidence it was given."""
+
+    sentence: str
+    passage: str
+    evidence: list[list[str]] = field(default_factory=list)
+    name: str = "quoting"
+
+    def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
+        return Classification(Bucket.ANSWERABLE, "question", "scripted", 0.9)
+
+    def draft(
+        self,
+        ticket: Ticket,
+        evidence: Sequence[Hit],
+        previous: Draft | None = None,
+        verdict: Verdict | None = None,
+    ) -> Draft:
+        self.evidence.append([h.id for h in evidence])
+        return Draft(
+            (DraftSentence(self.sentence, (self.passage,)),), 0.9, 0 if not previous else 1
+        )
+
+    def check(self, ticket: Ticket, draft: Draft, evidence: Sequence[Hit]) -> Verdict:
+        return Verdict(True, (), "scripted")
+
+
+def _run(store: Store, docs: list[Document], engine: Any) -> Any:
+    store.add_tickets([TICKET])
+    pipeline = Pipeline(store, Knowledge(docs), engine, PipelineConfig(evidence_k=1))
+    return pipeline.run(TICKET.id)
+
+
+def test_a_value_whose_other_side_the_question_did_not_find_escalates(store: Store) -> None:
+    engine = Quoting(SAID, "kb-statements#when-statements-are-made")
+    outcome = _run(store, [STATEMENTS, PLANS, SAFETY], engine)
+    # The question retrieved the statements article, not the plan that says otherwise.
+    assert not any(i.startswith("kb-plans") for i in engine.evidence[0])
+    assert (outcome.status, outcome.reason_code) == (Status.ESCALATED, "conflicting_evidence")
+    trace = store.trace(TICKET.id)
+    probes = [e for e in trace if (e["stage"], e["status"]) == ("retrieve", "probe")]
+    assert probes and probes[0]["detail"]["query"] == SAID
+    assert any(h["doc_id"] == "kb-plans" for h in probes[0]["detail"]["hits"])
+    probed = [e for e in trace if (e["stage"], e["status"]) == ("conflicts", "probed")]
+    assert len(probed) == 1
+
+
+def test_without_another_value_the_draft_is_staged(store: Store) -> None:
+    engine = Quoting(SAID, "kb-statements#when-statements-are-made")
+    outcome = _run(store, [STATEMENTS, SAFETY], engine)
+    assert outcome.status is Status.PENDING_REVIEW
+    assert not [e for e in store.trace(TICKET.id) if e["stage"] == "conflicts"]
+
+
+def test_a_sentence_without_a_value_is_not_searched_again(store: Store) -> None:
+    plain = "Each statement lists the outings and the member's balance."
+    engine = Quoting(plain, "kb-statements#when-statements-are-made")
+    outcome = _run(store, [STATEMENTS, PLANS, SAFETY], engine)
+    assert outcome.status is Status.PENDING_REVIEW
+    trace = store.trace(TICKET.id)
+    assert not [e for e in trace if (e["stage"], e["status"]) == ("retrieve", "probe")]
+    tools = [e["detail"]["tool"] for e in trace if e["stage"] == "tool"]
+    assert tools == ["get_ticket", "search_docs", "search_resolved", "stage_draft"]
