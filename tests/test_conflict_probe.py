@@ -106,6 +106,12 @@ def test_a_value_whose_other_side_the_question_did_not_find_escalates(store: Sto
     assert any(h["doc_id"] == "kb-plans" for h in probes[0]["detail"]["hits"])
     probed = [e for e in trace if (e["stage"], e["status"]) == ("conflicts", "probed")]
     assert len(probed) == 1
+    # The pipeline says it is probing before its searches, so that no reader (nor the
+    # injection eval) takes them for tools the drafter asked for.
+    steps = [(e["stage"], e["status"], e["detail"].get("tool")) for e in trace]
+    first = steps.index(("retrieve", "probing", None))
+    assert steps[first - 1][0] == "draft"
+    assert steps[first + 1] == ("tool", "allowed", "search_docs")
 
 
 def test_without_another_value_the_draft_is_staged(store: Store) -> None:

@@ -485,6 +485,13 @@ class Pipeline:
             # the checks and the reviewer get the real values back.
             trace.add("draft", f"revision {revision}", **draft_to_json(draft))
             draft = self._restored(ticket.id, draft)
+            # What the model asks for passes a gate of its own, narrowed to MODEL_TOOLS.
+            model_gate = gate.narrowed(MODEL_TOOLS)
+            for request in draft.tool_requests:
+                try:
+                    model_gate.call(request.name, **request.arguments)
+                except ToolDenied as denied:
+                    trace.add("gate", "denied", tool=denied.name, reason=denied.reason)
             # The other side of a value the draft states may sit in a passage the question
             # did not retrieve: look for it with the draft's own sentences (round 22).
             probed = self._probe(gate, draft, [*passages, *context], trace)
@@ -505,13 +512,6 @@ class Pipeline:
                             for c in found
                         ],
                     )
-            # What the model asks for passes a gate of its own, narrowed to MODEL_TOOLS.
-            model_gate = gate.narrowed(MODEL_TOOLS)
-            for request in draft.tool_requests:
-                try:
-                    model_gate.call(request.name, **request.arguments)
-                except ToolDenied as denied:
-                    trace.add("gate", "denied", tool=denied.name, reason=denied.reason)
             if previous is not None and previous.sentences == draft.sentences:
                 trace.add("revise", "unchanged", reason="the drafter could not fix the problems")
                 assert verdict is not None
@@ -578,6 +578,9 @@ class Pipeline:
         known = {p.id for p in have}
         out: dict[str, list[Passage]] = {}
         asked = [s.text for s in draft.sentences if states_value(s.text)][:PROBE_SENTENCES]
+        if asked:
+            # Said before the searches: they are the pipeline's own, not the drafter's requests.
+            trace.add("retrieve", "probing", sentences=asked)
         for sentence in asked:
             hits: list[Hit] = gate.call("search_docs", query=sentence, k=PROBE_HITS)
             extra = [h for h in hits if h.id not in known]
