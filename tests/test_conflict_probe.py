@@ -101,15 +101,17 @@ def test_a_value_whose_other_side_the_question_did_not_find_escalates(store: Sto
     assert not any(i.startswith("kb-plans") for i in engine.evidence[0])
     assert (outcome.status, outcome.reason_code) == (Status.ESCALATED, "conflicting_evidence")
     trace = store.trace(TICKET.id)
-    probes = [e for e in trace if (e["stage"], e["status"]) == ("retrieve", "probe")]
+    probes = [e for e in trace if (e["stage"], e["status"]) == ("probe", "found")]
     assert probes and probes[0]["detail"]["query"] == SAID
     assert any(h["doc_id"] == "kb-plans" for h in probes[0]["detail"]["hits"])
     probed = [e for e in trace if (e["stage"], e["status"]) == ("conflicts", "probed")]
     assert len(probed) == 1
     # The pipeline says it is probing before its searches, so that no reader (nor the
-    # injection eval) takes them for tools the drafter asked for.
+    # injection eval) takes them for tools the drafter asked for; and the probe's passages
+    # are no `retrieve` event, so that nothing takes them for the drafter's evidence.
+    assert all(e["stage"] != "retrieve" or "hits" in e["detail"] for e in trace)
     steps = [(e["stage"], e["status"], e["detail"].get("tool")) for e in trace]
-    first = steps.index(("retrieve", "probing", None))
+    first = steps.index(("probe", "searching", None))
     assert steps[first - 1][0] == "draft"
     assert steps[first + 1] == ("tool", "allowed", "search_docs")
 
@@ -127,6 +129,6 @@ def test_a_sentence_without_a_value_is_not_searched_again(store: Store) -> None:
     outcome = _run(store, [STATEMENTS, PLANS, SAFETY], engine)
     assert outcome.status is Status.PENDING_REVIEW
     trace = store.trace(TICKET.id)
-    assert not [e for e in trace if (e["stage"], e["status"]) == ("retrieve", "probe")]
+    assert not [e for e in trace if e["stage"] == "probe"]
     tools = [e["detail"]["tool"] for e in trace if e["stage"] == "tool"]
     assert tools == ["get_ticket", "search_docs", "search_resolved", "stage_draft"]

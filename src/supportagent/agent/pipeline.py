@@ -580,14 +580,14 @@ class Pipeline:
         asked = [s.text for s in draft.sentences if states_value(s.text)][:PROBE_SENTENCES]
         if asked:
             # Said before the searches: they are the pipeline's own, not the drafter's requests.
-            trace.add("retrieve", "probing", sentences=asked)
+            trace.add("probe", "searching", sentences=asked)
         for sentence in asked:
             hits: list[Hit] = gate.call("search_docs", query=sentence, k=PROBE_HITS)
             extra = [h for h in hits if h.id not in known]
             if extra:
                 known.update(h.id for h in extra)
                 out[sentence] = [h.passage for h in extra]
-                trace.add("retrieve", "probe", query=sentence, hits=[hit_to_json(h) for h in extra])
+                trace.add("probe", "found", query=sentence, hits=[hit_to_json(h) for h in extra])
         return out
 
     def _probed_conflicts(
@@ -707,9 +707,13 @@ def _value_pair(a: Fact, b: Fact, *, one_sided: bool = False) -> dict[str, Any]:
 
 #: Events that commit with the stage result after them: the tool decisions and model calls
 #: that led to it, and ``stage``, which commits with the staged outcome.
-#: The language and conflict findings are small and commit with what they lead to.
+#: The language and conflict findings and the probe's searches are small and commit with what
+#: they lead to.
 _COMMITTED_WITH_NEXT = frozenset(
-    {"tool", "model", "stage", "language", "language_gate", "conflicts", "values", "untrusted_text"}
+    {
+        *("tool", "model", "stage", "language", "language_gate", "conflicts", "values"),
+        *("untrusted_text", "probe"),
+    }
 )
 
 #: Problems a revision cannot fix: the evidence contradicts itself (a reviewer must see it), or
