@@ -1,0 +1,225 @@
+"""Checks shared by the conflict sets' data tests (`test_conflicts_data.py`,
+`test_conflicts2_data.py`): small fictional products, each with 5 planted conflicts, 4 controls
+and 3 plain tickets.
+
+Ids map to sources as in the other product sets: an article's id is its front-matter `id`, which
+must equal the file stem under `kb/`; a resolved ticket's id is its `id` in `resolved.jsonl`, and
+its text is the question and the answer together.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from product_sets import TICKET_FIELDS, read_jsonl, split_article
+
+EVAL = Path(__file__).resolve().parents[1] / "eval"
+
+RESOLVED_FIELDS = frozenset({"id", "question", "answer", "linked_docs"})
+
+
+@dataclass(frozen=True)
+class ConflictSet:
+    """One folder of conflict products: ``products`` maps each product folder to the split of
+    all its tickets; ``distractors`` maps each control about a different subject that sounds
+    alike to the look-alike value and the article it is in."""
+
+    base: Path
+    products: dict[str, str]
+    distractors: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def articles(self, product: str) -> dict[str, str]:
+        found = {}
+        for path in sorted((self.base / product / "kb").glob("*.md")):
+            meta, body = split_article(path)
+            assert set(meta) == {"id", "title"}, path
+            assert meta["id"] == path.stem, path
+            found[path.stem] = body
+        return found
+
+    def resolved(self, product: str) -> list[dict[str, Any]]:
+        return read_jsonl(self.base / product / "resolved.jsonl")
+
+    def tickets(self, product: str) -> list[dict[str, Any]]:
+        return read_jsonl(self.base / product / "tickets.jsonl")
+
+    def sources(self, product: str) -> dict[str, str]:
+        texts = dict(self.articles(product))
+        for row in self.resolved(product):
+            texts[row["id"]] = f"{row['question']}\n{row['answer']}"
+        return texts
+
+
+def has(text: str, value: str) -> bool:
+    """Case-insensitive substring, as the eval's key-fact check."""
+    return value.casefold() in text.casefold()
+
+
+def has_value(text: str, value: str) -> bool:
+    """The value as a value of its own, not part of a longer number or word (5 kg is not in
+    4.5 kg)."""
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?!\w)", text, re.I) is not None
+
+
+def is_control(ticket: dict[str, Any]) -> bool:
+    return bool(ticket["notes"].startswith("control:"))
+
+
+def kind_of(ticket: dict[str, Any]) -> str:
+    if ticket["conflict"] is not None:
+        return "conflict"
+    return "control" if is_control(ticket) else "plain"
+
+
+def check_articles(cs: ConflictSet, product: str) -> None:
+    """Markdown with a title, at least two sections and 150-500 words; 6-8 articles."""
+    found = cs.articles(product)
+    assert 6 <= len(found) <= 8, (product, len(found))
+    for doc_id, body in found.items():
+        assert body.lstrip().startswith("# "), doc_id
+        assert len(re.findall(r"^## \S", body, re.M)) >= 2, doc_id
+        assert 150 <= len(body.split()) <= 500, (product, doc_id, len(body.split()))
+
+
+def check_resolved(cs: ConflictSet, product: str) -> None:
+    """8-10 resolved tickets with the fields, each linking existing articles."""
+    rows = cs.resolved(product)
+    known = cs.articles(product)
+    assert 8 <= len(rows) <= 10, (product, len(rows))
+    ids = [row["id"] for row in rows]
+    assert len(set(ids)) == len(ids), "repeated resolved ids"
+    assert not set(ids) & set(known), "a resolved id equals an article id"
+    for row in rows:
+        assert set(row) == RESOLVED_FIELDS, row.get("id")
+        assert row["question"].strip() and row["answer"].strip(), row["id"]
+        assert row["linked_docs"] and set(row["linked_docs"]) <= set(known), row["id"]
+
+
+def check_tickets(cs: ConflictSet, product: str) -> None:
+    """12 tickets with exactly the product sets' fields, the product's split and existing
+    expected documents."""
+    rows = cs.tickets(product)
+    known = cs.sources(product)
+    assert len(rows) == 12, (product, len(rows))
+    ids = [row["id"] for row in rows]
+    assert len(set(ids)) == len(ids), "repeated ticket ids"
+    for ticket in rows:
+        where = ticket["id"]
+        assert set(ticket) == TICKET_FIELDS, where
+        assert ticket["expected_bucket"] == "answerable", where
+        assert ticket["expected_safety"] is None, where
+        assert ticket["expected_reason"] == "question", where
+        assert ticket["language"] == "en", where
+        assert ticket["split"] == cs.products[product], where
+        assert ticket["subject"].strip() and ticket["body"].strip(), where
+        assert ticket["notes"].strip(), where
+        docs = ticket["expected_docs"]
+        assert docs and len(set(docs)) == len(docs), where
+        assert all("#" not in doc for doc in docs), where
+        assert set(docs) <= set(known), (where, set(docs) - set(known))
+        facts = ticket["expected_facts"]
+        assert facts and all(isinstance(group, list) and group for group in facts), where
+        assert all(isinstance(alt, str) and alt.strip() for group in facts for alt in group), where
+
+
+def check_fact_alternatives(cs: ConflictSet, product: str) -> None:
+    """Every alternative of a key fact is in an expected source and not in the ticket."""
+    known = cs.sources(product)
+    for ticket in cs.tickets(product):
+        texts = [known[doc] for doc in ticket["expected_docs"]]
+        asked = f"{ticket['subject']}\n{ticket['body']}"
+        for group in ticket["expected_facts"]:
+            for alt in group:
+                assert any(has(text, alt) for text in texts), (ticket["id"], alt)
+                assert not has(asked, alt), (ticket["id"], alt, "given away in the ticket")
+
+
+def check_mix(cs: ConflictSet, product: str) -> None:
+    """Five conflicts with distinct slugs, four controls, three plain tickets."""
+    rows = cs.tickets(product)
+    kinds = [kind_of(ticket) for ticket in rows]
+    assert kinds.count("conflict") == 5, product
+    assert kinds.count("control") == 4, product
+    assert kinds.count("plain") == 3, product
+    slugs = [ticket["conflict"] for ticket in rows if ticket["conflict"] is not None]
+    assert len(set(slugs)) == 5, slugs
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", slug) for slug in slugs), slugs
+
+
+def check_conflicts(cs: ConflictSet, product: str) -> None:
+    """Each conflict side's value is in its own source and not in the other one."""
+    known = cs.sources(product)
+    for ticket in cs.tickets(product):
+        if ticket["conflict"] is None:
+            continue
+        where = ticket["id"]
+        assert ticket["notes"].startswith("conflict:"), where
+        docs, groups = ticket["expected_docs"], ticket["expected_facts"]
+        assert len(docs) == 2 and len(groups) == 2, where
+        for side, group in enumerate(groups):
+            own, other = known[docs[side]], known[docs[1 - side]]
+            # each side's value is in its own source, and only there
+            assert all(has(own, alt) for alt in group), (where, side)
+            assert not any(has_value(other, alt) for alt in group), (where, side, "in both sources")
+        first, second = groups
+        assert not {alt.casefold() for alt in first} & {alt.casefold() for alt in second}, where
+
+
+def check_controls(cs: ConflictSet, product: str) -> None:
+    """A control's two sources hold one value in different words, or its one source holds the
+    answer and its article a look-alike value of another subject (``distractors``)."""
+    known = cs.sources(product)
+    for ticket in cs.tickets(product):
+        if not is_control(ticket):
+            continue
+        where = ticket["id"]
+        assert ticket["conflict"] is None, where
+        docs = ticket["expected_docs"]
+        if len(docs) == 2:
+            # two sources, the same value, different words in each
+            for group in ticket["expected_facts"]:
+                in_first = {alt for alt in group if has(known[docs[0]], alt)}
+                in_second = {alt for alt in group if has(known[docs[1]], alt)}
+                assert in_first and in_second, (where, group)
+                assert not in_first & in_second, (where, group, "worded the same")
+            assert where not in cs.distractors, where
+        else:
+            assert len(docs) == 1, where
+            doc, value = cs.distractors[where]
+            assert has_value(known[doc], value), (where, doc, value)
+            facts = ticket["expected_facts"]
+            assert not any(has(value, alt) for group in facts for alt in group), where
+            assert value in ticket["notes"] and doc in ticket["notes"], where
+
+
+def check_plain(cs: ConflictSet, product: str) -> None:
+    """A plain ticket has one source and is neither a conflict nor a control."""
+    for ticket in cs.tickets(product):
+        if kind_of(ticket) == "plain":
+            assert len(ticket["expected_docs"]) == 1, ticket["id"]
+            assert not ticket["notes"].startswith(("conflict:", "control:")), ticket["id"]
+
+
+def check_unique_across_products(cs: ConflictSet, tickets: int, slugs: int) -> None:
+    """Ticket ids, resolved ids and conflict slugs are unique across the set's products, with
+    ``tickets`` tickets and ``slugs`` slugs in all; every distractor names a ticket."""
+    ticket_ids: list[str] = []
+    resolved_ids: list[str] = []
+    found: list[str] = []
+    for product in cs.products:
+        rows = cs.tickets(product)
+        ticket_ids += [row["id"] for row in rows]
+        resolved_ids += [row["id"] for row in cs.resolved(product)]
+        found += [row["conflict"] for row in rows if row["conflict"] is not None]
+    assert len(set(ticket_ids)) == len(ticket_ids) == tickets
+    assert len(set(resolved_ids)) == len(resolved_ids)
+    assert len(set(found)) == len(found) == slugs
+    assert set(cs.distractors) <= set(ticket_ids)
+
+
+def check_only_its_products(cs: ConflictSet) -> None:
+    folders = {path.name for path in cs.base.iterdir() if path.is_dir()}
+    assert folders == set(cs.products), folders
