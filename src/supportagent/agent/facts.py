@@ -568,9 +568,9 @@ def monthdays(text: str) -> list[Quantity]:
     found = []
     for match in _MONTHDAY.finditer(text):
         digits = match.group(1)
+        if digits is not None and not 1 <= int(digits) <= 31:
+            continue  # "the 32nd of each month" is no day
         value = LAST_DAY if digits is None else Decimal(digits)
-        if not 1 <= value <= LAST_DAY:
-            continue
         found.append(Quantity(value, "monthday", match.group(0), match.start(), match.end()))
     return found
 
@@ -950,13 +950,7 @@ def extract_facts(passages: Iterable[Passage]) -> list[Fact]:
         )
         sentences = passage_sentences(passage)
         for index, sentence in enumerate(sentences):
-            found = quantities(sentence)
-            found += limit_counts(sentence)
-            found += weekdays(sentence)
-            found += monthdays(sentence)
-            found += [
-                v for v in versions(sentence) if not any(f.start <= v.start < f.end for f in found)
-            ]
+            found = values_in(sentence)
             # "once a week, every Monday": one schedule, said twice.
             schedule = list({q.base_value: q for q in reversed(frequencies(sentence))}.values())
             # "$3.50 monthly" is a price per month, not a schedule.
@@ -1528,16 +1522,20 @@ def _order(a: Fact, b: Fact) -> tuple[Fact, Fact]:
     )
 
 
+def values_in(text: str) -> list[Quantity]:
+    """The values a fact can carry in ``text``: quantities, limited counts, the days of weekly
+    and monthly events, and least versions not inside another value."""
+    found = quantities(text)
+    found += limit_counts(text)
+    found += weekdays(text)
+    found += monthdays(text)
+    found += [v for v in versions(text) if not any(f.start <= v.start < f.end for f in found)]
+    return found
+
+
 def states_value(text: str) -> bool:
-    """True when ``text`` gives a value a fact can carry: a quantity, a limited count, the day
-    of a weekly or monthly event, or a least version."""
-    return bool(
-        quantities(text)
-        or limit_counts(text)
-        or weekdays(text)
-        or monthdays(text)
-        or versions(text)
-    )
+    """True when ``text`` gives a value a fact can carry (``values_in``)."""
+    return bool(values_in(text))
 
 
 def stated_by(text: str, fact: Fact) -> bool:

@@ -460,18 +460,7 @@ class Pipeline:
             links=self.knowledge.links,
         )
         if conflicts:
-            trace.add(
-                "conflicts",
-                "found",
-                conflicts=[
-                    {
-                        "kind": c.kind,
-                        "general": c.general.describe(),
-                        "specific": c.specific.describe(),
-                    }
-                    for c in conflicts
-                ],
-            )
+            trace.add("conflicts", "found", conflicts=_conflicts_json(conflicts))
         untrusted = planted_flags(passages)
         if untrusted:
             trace.add("untrusted_text", "flagged", flags=untrusted, handling=FLAG_HANDLING)
@@ -500,18 +489,7 @@ class Pipeline:
                 context = [*context, *(p for extra in probed.values() for p in extra)]
                 if found:
                     conflicts = [*conflicts, *found]
-                    trace.add(
-                        "conflicts",
-                        "probed",
-                        conflicts=[
-                            {
-                                "kind": c.kind,
-                                "general": c.general.describe(),
-                                "specific": c.specific.describe(),
-                            }
-                            for c in found
-                        ],
-                    )
+                    trace.add("conflicts", "probed", conflicts=_conflicts_json(found))
             if previous is not None and previous.sentences == draft.sentences:
                 trace.add("revise", "unchanged", reason="the drafter could not fix the problems")
                 assert verdict is not None
@@ -690,6 +668,14 @@ SIBLING_HITS = 2
 #: passages taken from each search.
 PROBE_SENTENCES = 3
 PROBE_HITS = 2
+
+
+def _conflicts_json(conflicts: Sequence[Conflict]) -> list[dict[str, str]]:
+    """Conflicts as the trace names them: the kind and each side's value and passage."""
+    return [
+        {"kind": c.kind, "general": c.general.describe(), "specific": c.specific.describe()}
+        for c in conflicts
+    ]
 
 
 def _value_pair(a: Fact, b: Fact, *, one_sided: bool = False) -> dict[str, Any]:
