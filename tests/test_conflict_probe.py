@@ -10,26 +10,13 @@ article."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from supportagent.agent.knowledge import Knowledge
 from supportagent.agent.pipeline import Pipeline, PipelineConfig
-from supportagent.domain import (
-    Bucket,
-    Classification,
-    DocKind,
-    Document,
-    Draft,
-    DraftSentence,
-    Hit,
-    SafetyResult,
-    Status,
-    Ticket,
-    Verdict,
-)
+from supportagent.domain import DocKind, Document, Draft, DraftSentence, Status, Ticket
 from supportagent.store.store import Store
+from test_pipeline import ScriptedEngine
 
 STATEMENTS = Document(
     "kb-statements",
@@ -59,33 +46,18 @@ TICKET = Ticket(
 SAID = "Members' boat-hire statements are produced on the last day of each month, on every plan."
 
 
-@dataclass
-class Quoting:
-    """An engine that answers every ticket and drafts ``sentence`` citing ``passage``,
-    recording the evidence it was given."""
+CITED = "kb-statements#when-statements-are-made"
 
-    sentence: str
-    passage: str
-    evidence: list[list[str]] = field(default_factory=list)
-    name: str = "quoting"
 
-    def classify(self, ticket: Ticket, safety: SafetyResult) -> Classification:
-        return Classification(Bucket.ANSWERABLE, "question", "scripted", 0.9)
+def quoting(sentence: str) -> ScriptedEngine:
+    """An engine that answers the ticket and drafts ``sentence`` citing the statements
+    section (one draft: a conflict stops the revisions, and a passing draft needs none)."""
+    return ScriptedEngine(drafts=[Draft((DraftSentence(sentence, (CITED,)),), 0.9)])
 
-    def draft(
-        self,
-        ticket: Ticket,
-        evidence: Sequence[Hit],
-        previous: Draft | None = None,
-        verdict: Verdict | None = None,
-    ) -> Draft:
-        self.evidence.append([h.id for h in evidence])
-        return Draft(
-            (DraftSentence(self.sentence, (self.passage,)),), 0.9, 0 if not previous else 1
-        )
 
-    def check(self, ticket: Ticket, draft: Draft, evidence: Sequence[Hit]) -> Verdict:
-        return Verdict(True, (), "scripted")
+def evidence_of(engine: ScriptedEngine) -> list[str]:
+    """The passage ids the engine was given to draft from."""
+    return next(detail["evidence"] for name, detail in engine.calls if name == "draft")
 
 
 def _run(store: Store, docs: list[Document], engine: Any) -> Any:
@@ -95,10 +67,10 @@ def _run(store: Store, docs: list[Document], engine: Any) -> Any:
 
 
 def test_a_value_whose_other_side_the_question_did_not_find_escalates(store: Store) -> None:
-    engine = Quoting(SAID, "kb-statements#when-statements-are-made")
+    engine = quoting(SAID)
     outcome = _run(store, [STATEMENTS, PLANS, SAFETY], engine)
     # The question retrieved the statements article, not the plan that says otherwise.
-    assert not any(i.startswith("kb-plans") for i in engine.evidence[0])
+    assert not any(i.startswith("kb-plans") for i in evidence_of(engine))
     assert (outcome.status, outcome.reason_code) == (Status.ESCALATED, "conflicting_evidence")
     trace = store.trace(TICKET.id)
     probes = [e for e in trace if (e["stage"], e["status"]) == ("probe", "found")]
@@ -117,7 +89,7 @@ def test_a_value_whose_other_side_the_question_did_not_find_escalates(store: Sto
 
 
 def test_without_another_value_the_draft_is_staged(store: Store) -> None:
-    engine = Quoting(SAID, "kb-statements#when-statements-are-made")
+    engine = quoting(SAID)
     outcome = _run(store, [STATEMENTS, SAFETY], engine)
     assert outcome.status is Status.PENDING_REVIEW
     assert not [e for e in store.trace(TICKET.id) if e["stage"] == "conflicts"]
@@ -125,7 +97,7 @@ def test_without_another_value_the_draft_is_staged(store: Store) -> None:
 
 def test_a_sentence_without_a_value_is_not_searched_again(store: Store) -> None:
     plain = "Each statement lists the outings and the member's balance."
-    engine = Quoting(plain, "kb-statements#when-statements-are-made")
+    engine = quoting(plain)
     outcome = _run(store, [STATEMENTS, PLANS, SAFETY], engine)
     assert outcome.status is Status.PENDING_REVIEW
     trace = store.trace(TICKET.id)
