@@ -140,6 +140,7 @@ RELEASED = frozenset(
         "risk_blind16",
         "risk_blind17",
         "risk_blind18",
+        "risk_blind19",
     }
 )
 
