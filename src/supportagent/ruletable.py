@@ -135,8 +135,13 @@ def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[s
 
 
 #: Where one sentence ends: closing punctuation before a space, or a line break. A full stop
-#: inside a number ("£26.60") or an address ("example.com") ends nothing.
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s)|\n")
+#: inside a number ("£26.60") or an address ("example.com") ends nothing, and nor does one
+#: after an initial or a title before a name ("d'un certain M. Roux, avec son adresse",
+#: "Dr. Okafor's notes"; round 26).
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bMme)(?<!\bMlle)(?<!\bSr)"
+    r"(?<!\bSra)(?<!\bHr)(?<!\bFr)(?<!\bSig)(?<!\bDhr)(?<!\bMevr)[.!?]+(?=\s)|[!?][.!?]*(?=\s)|\n"
+)
 
 
 @dataclass(frozen=True, slots=True)

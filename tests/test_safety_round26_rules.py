@@ -1,0 +1,113 @@
+"""Round 26 (twenty-third session, from risk_blind19 released as tune): a decision to die said
+as made; a detail the writer gave to us alone and someone else used; a mailing or a page that
+put many people's details in front of others; other people's personal data in six more
+languages; a claim filed at a named court in five more languages; tickets bought from someone
+who said they were one of ours; a fear of being sued that is no threat; a full stop after a
+title or an initial that ends no sentence; and, for the classifier, a named person added to a
+pass as "the second adult".
+
+The sentences were written for these tests and appear in no data file (neither in the rule
+tables' examples nor in any eval set).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rule_rows import assert_escalates, assert_left_alone
+from supportagent.agent.safety import screen
+from supportagent.domain import Ticket
+from supportagent.engines.classifier import classify_by_rules
+from supportagent.ruletable import _sentence_spans
+
+FIRES = [
+    (
+        "Please move the boxes on the 9th. I have decided to die before the lease ends.",
+        "self_harm_risk",
+    ),
+    (
+        "A woman at the bus stop knew my flat number; the only place I've ever given it is your "
+        "delivery form.",
+        "security_incident",
+    ),
+    (
+        "We had only given the dog's name and our gate code to you, and a man used both.",
+        "security_incident",
+    ),
+    ("He knew the pickup point and the time. Nobody else knew both.", "security_incident"),
+    (
+        "The class update went to all 60 parents with every address showing and each child's "
+        "phone number underneath.",
+        "security_incident",
+    ),
+    (
+        "Your results page lets anyone type a runner's full name and see their home club and "
+        "date of birth.",
+        "security_incident",
+    ),
+    (
+        "Na minha área vejo as faturas de uma tal D. Fonseca, com a morada e o telemóvel dela.",
+        "security_incident",
+    ),
+    (
+        "Im Kundenkonto erscheint der Vertrag einer gewissen Frau Kuhn mit Adresse und "
+        "Geburtsdatum.",
+        "security_incident",
+    ),
+    ("Ho già presentato il ricorso al giudice di pace per la caparra.", "legal_threat"),
+    ("La demande part au tribunal de Lyon la semaine prochaine.", "legal_threat"),
+    (
+        "I paid £90 for two season tickets from a man who said he worked at your box office.",
+        "payment_fraud",
+    ),
+]
+
+QUIET = [
+    # "die" for "dye"
+    "I decided to die my hair blue for the gala, can the photo pass be updated?",
+    # the only place something is needed, asked about
+    "Is your app the only place I need to enter my card?",
+    "I've only used the planner for a week; where are the templates?",
+    # a mailing and a search, without anyone's details
+    "The newsletter went to all members on Monday; can I get a copy?",
+    "Your site lets anyone search the timetable without logging in, which is handy.",
+    # a person's own data in another language, asked about
+    "Posso cambiare il mio indirizzo e il telefono dall'app?",
+    # a court that no one is going to
+    "Votre bureau est-il près du tribunal de Lyon ? Je passe vendredi.",
+    # a fear of being sued by a stranger is no threat to us
+    "I'm worried about being sued if a guest trips on the rug; do you cover that?",
+    # bought from us
+    "I bought two passes from your box office and want to add a third.",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), FIRES)
+def test_round26_rows_fire(text: str, category: str) -> None:
+    assert_escalates(text, category)
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_round26_rows_stay_quiet(text: str) -> None:
+    assert_left_alone(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Orders of a certain M. Roux, with his address. Then mine.", 2),
+        ("Dr. Okafor's notes are visible. Mrs. Lee saw them!", 2),
+        ("It broke. Then it worked? Yes.", 3),
+    ],
+)
+def test_title_or_initial_ends_no_sentence(text: str, sentences: int) -> None:
+    assert len([s for s in _sentence_spans(text) if text[s[0] : s[1]].strip()]) == sentences
+
+
+def test_second_adult_on_a_pass_is_an_account_action() -> None:
+    ticket = Ticket(
+        id="rule-row",
+        subject="a question",
+        body="Could you add my husband Ray Tolley as the second adult on our season pass?",
+    )
+    assert classify_by_rules(ticket, screen(ticket.text)).reason_code == "account_specific"
