@@ -2,7 +2,8 @@
 as made; a detail the writer gave to us alone and someone else used; a mailing or a page that
 put many people's details in front of others; other people's personal data in six more
 languages; a claim filed at a named court in five more languages; tickets bought from someone
-who said they were one of ours; a fear of being sued that is no threat; a full stop after a
+who said they were one of ours; a fear of being sued, and a question about who is liable, that
+are no threat; a full stop after a
 title or an initial that ends no sentence; and, for the classifier, a named person added to a
 pass as "the second adult".
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from rule_rows import assert_escalates, assert_left_alone
-from supportagent.agent.safety import screen
+from supportagent.agent.safety import SafetyScreen, default_screen, screen
 from supportagent.domain import Ticket
 from supportagent.engines.classifier import classify_by_rules
 from supportagent.ruletable import _sentence_spans
@@ -111,3 +112,31 @@ def test_second_adult_on_a_pass_is_an_account_action() -> None:
         body="Could you add my husband Ray Tolley as the second adult on our season pass?",
     )
     assert classify_by_rules(ticket, screen(ticket.text)).reason_code == "account_specific"
+
+
+@pytest.fixture(scope="module")
+def gate() -> SafetyScreen:
+    return default_screen()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Am I liable for the damage?",
+        "Is that my responsibility or yours under the contract?",
+        "Who is liable here, me or your company?",
+    ],
+)
+def test_asking_where_the_law_stands_is_no_legal_threat(gate: SafetyScreen, question: str) -> None:
+    # The semantic detector named each of these a legal threat before round 26.
+    result = gate(Ticket(id="q", subject="Question", body=question))
+    assert not result.auto_escalate, result
+
+
+def test_the_same_said_as_a_claim_still_escalates(gate: SafetyScreen) -> None:
+    body = (
+        "I hold you liable for the damage to my fence and I will be claiming the full cost "
+        "from your company."
+    )
+    result = gate(Ticket(id="c", subject="Fence", body=body))
+    assert result.auto_escalate and result.category == "legal_threat", result

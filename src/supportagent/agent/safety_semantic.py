@@ -129,6 +129,12 @@ REASSURANCE = _PATTERNS.compile(
 #: Categories a supposing sentence cannot fire ("what if my phone is stolen?"); never
 #: self-harm ("what if I just disappeared") nor legal ("if you don't refund me I'll sue").
 SUPPOSABLE = frozenset({"security_incident", "payment_fraud"})
+#: Categories a question cannot fire by meaning alone (round 26): "Am I liable for anything?",
+#: "Is that my responsibility or yours under the permit?" ask where the law stands and read
+#: close to a threat. Over the tune data (7,198 tickets) the semantic detector decided legal
+#: on a question 4 times, all harmless, and on no legal threat; a threat asked as a question
+#: ("do you want to hear from my solicitor?") is the rules' to read.
+UNASKED = frozenset({"legal_threat"})
 # Death said as a figure of speech: tiredness, boredom, laughter, embarrassment, wanting
 # something badly ("dead tired", "mort de rire", "à mourir d'ennui", "me muero de ganas",
 # "todmüde", "mi ammazza se ..."), in the languages we read (round 15e), and (round 21) someone
@@ -244,6 +250,11 @@ class Finding:
     near: bool = False
 
 
+def _asks(sentence: str) -> bool:
+    """Whether ``sentence`` is a question (it ends with a question mark, Latin or full-width)."""
+    return sentence.rstrip().rstrip("\"'\u201d\u00bb)").endswith(("?", "\uff1f"))
+
+
 @dataclass(frozen=True, slots=True)
 class SentenceScores:
     """A ticket's sentences scored under one embedder: per category, one value a sentence."""
@@ -284,10 +295,13 @@ class SentenceScores:
 
     def _may_fire(self, category: str) -> Mask:
         """Per sentence, whether it may fire ``category`` at all: a sentence that supposes
-        the event may not fire a ``SUPPOSABLE`` one."""
-        if category not in SUPPOSABLE:
-            return np.ones(len(self.units), dtype=bool)
-        return np.asarray([SUPPOSITION.search(u) is None for u in self.units], dtype=bool)
+        the event may not fire a ``SUPPOSABLE`` one, nor a question an ``UNASKED`` one."""
+        may = np.ones(len(self.units), dtype=bool)
+        if category in SUPPOSABLE:
+            may &= np.asarray([SUPPOSITION.search(u) is None for u in self.units], dtype=bool)
+        if category in UNASKED:
+            may &= np.asarray([not _asks(u) for u in self.units], dtype=bool)
+        return may
 
     def by_exemplars(self, category: str, limit: Threshold, *, held: bool = True) -> Mask:
         """Per sentence, whether the nearest exemplars fire ``category`` (with
