@@ -61,6 +61,19 @@ FIRES = [
         "I paid £90 for two season tickets from a man who said he worked at your box office.",
         "payment_fraud",
     ),
+    # round 26c (from blind18's drafts, tuned-on)
+    (
+        "She named the street I live on, and I've only ever given my address to your loyalty club.",
+        "security_incident",
+    ),
+    (
+        "Mi vecino sabía mi horario; solo se lo di a ustedes al reservar.",
+        "security_incident",
+    ),
+    (
+        "My runner profile is now public and it shows my weight and my date of birth.",
+        "security_incident",
+    ),
 ]
 
 QUIET = [
@@ -80,6 +93,9 @@ QUIET = [
     "I'm worried about being sued if a guest trips on the rug; do you cover that?",
     # bought from us
     "I bought two passes from your box office and want to add a third.",
+    # a profile made public by its owner, and a detail given to us asked about
+    "I made my profile public so my coach can see my weight and date of birth.",
+    "Have I only given my address to you, or does the courier keep it too?",
 ]
 
 
@@ -105,12 +121,16 @@ def test_title_or_initial_ends_no_sentence(text: str, sentences: int) -> None:
     assert len([s for s in _sentence_spans(text) if text[s[0] : s[1]].strip()]) == sentences
 
 
-def test_second_adult_on_a_pass_is_an_account_action() -> None:
-    ticket = Ticket(
-        id="rule-row",
-        subject="a question",
-        body="Could you add my husband Ray Tolley as the second adult on our season pass?",
-    )
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Could you add my husband Ray Tolley as the second adult on our season pass?",
+        "Could my sister Ana be added as a co-host on our listing, with her own login?",
+        "I entered my date of birth wrong when I joined and the app shows me as 61. Fix it?",
+    ],
+)
+def test_a_change_to_the_writers_own_account_is_an_account_action(body: str) -> None:
+    ticket = Ticket(id="rule-row", subject="a question", body=body)
     assert classify_by_rules(ticket, screen(ticket.text)).reason_code == "account_specific"
 
 
