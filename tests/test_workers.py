@@ -156,6 +156,12 @@ def _no_process_outlives_its_test() -> Iterator[None]:
     _LOGS.clear()
 
 
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped by a signal (state ``T`` in /proc)."""
+    stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
+
+
 def open_count(store: Store) -> int:
     return len(store.unhandled_ticket_ids())
 
@@ -216,6 +222,9 @@ def test_a_worker_killed_mid_ticket_loses_nothing_and_stages_nothing_twice(
     held: list[tuple[str, int]] = []
     for _ in range(200):  # freeze the victim at a moment it holds a claim, then kill it
         victim.send_signal(signal.SIGSTOP)
+        # SIGSTOP is delivered, not obeyed at once: read its claims only once it has stopped,
+        # or it may stage the ticket between our reading and its stopping.
+        wait_until(lambda: _stopped(victim.pid), "the victim to stop", timeout=10)
         # Only claims on tickets not yet staged: frozen between staging and releasing its
         # claim, the victim holds a claim on a ticket that is already done.
         held = [
