@@ -160,3 +160,16 @@ def test_the_same_said_as_a_claim_still_escalates(gate: SafetyScreen) -> None:
     )
     result = gate(Ticket(id="c", subject="Fence", body=body))
     assert result.auto_escalate and result.category == "legal_threat", result
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("If I crash the hire van on the first day, what's the excess?", "question"),
+        ("What happens if we crashed into the gate at the depot?", "question"),
+        ("The app crashes every time I open the route map.", "bug_report"),
+    ],
+)
+def test_a_person_crashing_is_no_bug_report(body: str, reason: str) -> None:
+    ticket = Ticket(id="rule-row", subject="a question", body=body)
+    assert classify_by_rules(ticket, screen(ticket.text)).reason_code == reason
