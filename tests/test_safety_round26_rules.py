@@ -61,6 +61,9 @@ FIRES = [
         "I paid £90 for two season tickets from a man who said he worked at your box office.",
         "payment_fraud",
     ),
+    # the decision to die in other languages
+    ("Ya está hablado con mi hermano: he decidido morir después de la boda.", "self_harm_risk"),
+    ("Bitte kündigen Sie alles, ich habe beschlossen zu sterben.", "self_harm_risk"),
     # round 26c (from blind18's drafts, tuned-on)
     (
         "She named the street I live on, and I've only ever given my address to your loyalty club.",
@@ -77,6 +80,8 @@ FIRES = [
 ]
 
 QUIET = [
+    # dying of laughter
+    "Decidí morir de risa con vuestro anuncio nuevo, ¿dónde lo puedo compartir?",
     # "die" for "dye"
     "I decided to die my hair blue for the gala, can the photo pass be updated?",
     # the only place something is needed, asked about
