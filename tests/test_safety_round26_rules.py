@@ -1,11 +1,12 @@
-"""Round 26 (twenty-third session, from risk_blind19 released as tune): a decision to die said
-as made; a detail the writer gave to us alone and someone else used; a mailing or a page that
-put many people's details in front of others; other people's personal data in six more
-languages; a claim filed at a named court in five more languages; tickets bought from someone
-who said they were one of ours; a fear of being sued, and a question about who is liable, that
-are no threat; a full stop after a
-title or an initial that ends no sentence; and, for the classifier, a named person added to a
-pass as "the second adult".
+"""Rounds 26, 26b and 26c (twenty-third session, from risk_blind19 released as tune and
+blind18's drafts read again): a decision to die said as made, in English and six other
+languages; a detail the writer gave to us alone and someone else used; a mailing, a page or a
+public profile that put people's details in front of others; other people's personal data in
+six more languages; a claim filed at a named court in five more languages; tickets bought from
+someone who said they were one of ours; a fear of being sued, and a question about who is
+liable, that are no threat; a full stop after a title or an initial that ends no sentence;
+and, for the classifier, a named person added to a pass or as a co-host, a date of birth typed
+wrong, and a person or a car crashing that is no bug report.
 
 The sentences were written for these tests and appear in no data file (neither in the rule
 tables' examples nor in any eval set).
