@@ -452,13 +452,7 @@ class Pipeline:
         passages = [h.passage for h in hits]
         # What the drafter cites from resolved tickets is also held against their sources.
         context = self.knowledge.linked_passages(passages)
-        embed = self.knowledge.sentence_embedder()
-        conflicts = find_conflicts(
-            extract_facts([*passages, *context]),
-            embed=embed,
-            idf=self.knowledge.idf,
-            links=self.knowledge.links,
-        )
+        conflicts = self._conflicts_among([*passages, *context])
         if conflicts:
             trace.add("conflicts", "found", conflicts=_conflicts_json(conflicts))
         untrusted = planted_flags(passages)
@@ -546,6 +540,16 @@ class Pipeline:
         assert draft is not None and verdict is not None
         return draft, verdict
 
+    def _conflicts_among(self, passages: Sequence[Passage]) -> list[Conflict]:
+        """The conflicts between the facts of ``passages``, read with the knowledge base's
+        sentence embedder, term weights and links."""
+        return find_conflicts(
+            extract_facts(passages),
+            embed=self.knowledge.sentence_embedder(),
+            idf=self.knowledge.idf,
+            links=self.knowledge.links,
+        )
+
     def _probe(
         self, gate: ToolGate, draft: Draft, have: Sequence[Passage], trace: _Trace
     ) -> dict[str, list[Passage]]:
@@ -579,12 +583,8 @@ class Pipeline:
         alone were found before drafting."""
         cited = {c for s in draft.sentences for c in s.citations}
         out: list[Conflict] = []
-        everything = [*evidence, *(p for found in probed.values() for p in found)]
-        conflicts = find_conflicts(
-            extract_facts(everything),
-            embed=self.knowledge.sentence_embedder(),
-            idf=self.knowledge.idf,
-            links=self.knowledge.links,
+        conflicts = self._conflicts_among(
+            [*evidence, *(p for found in probed.values() for p in found)]
         )
         for sentence, found in probed.items():
             new = {p.id for p in found}
