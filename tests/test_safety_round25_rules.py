@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from rule_rows import assert_escalates, assert_left_alone, triaged
-from supportagent.agent.safety import screen
-from supportagent.domain import Bucket, Ticket
-from supportagent.engines.classifier import classify_by_rules
+from rule_rows import assert_escalates, assert_left_alone, rules_reason, triaged
+from supportagent.domain import Bucket
 
 FIRES = [
     (
@@ -78,11 +76,6 @@ MONEY_ASKS = [
 MONEY_QUESTIONS = [
     "When a refund is approved, do you put it back on the card I paid with?",
 ]
-
-
-def rules_reason(body: str) -> str:
-    ticket = Ticket(id="rule-row", subject="a question", body=body)
-    return classify_by_rules(ticket, screen(ticket.text)).reason_code
 
 
 @pytest.mark.parametrize(("text", "category"), FIRES)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import pytest
 
-from rule_rows import assert_escalates, assert_left_alone
-from supportagent.agent.safety import SafetyScreen, default_screen, screen
+from rule_rows import assert_escalates, assert_left_alone, rules_reason
+from supportagent.agent.safety import SafetyScreen, default_screen
 from supportagent.domain import Ticket
-from supportagent.engines.classifier import classify_by_rules
 from supportagent.ruletable import _sentence_spans
 
 FIRES = [
@@ -136,8 +135,7 @@ def test_title_or_initial_ends_no_sentence(text: str, sentences: int) -> None:
     ],
 )
 def test_a_change_to_the_writers_own_account_is_an_account_action(body: str) -> None:
-    ticket = Ticket(id="rule-row", subject="a question", body=body)
-    assert classify_by_rules(ticket, screen(ticket.text)).reason_code == "account_specific"
+    assert rules_reason(body) == "account_specific"
 
 
 @pytest.fixture(scope="module")
@@ -177,5 +175,4 @@ def test_the_same_said_as_a_claim_still_escalates(gate: SafetyScreen) -> None:
     ],
 )
 def test_a_person_crashing_is_no_bug_report(body: str, reason: str) -> None:
-    ticket = Ticket(id="rule-row", subject="a question", body=body)
-    assert classify_by_rules(ticket, screen(ticket.text)).reason_code == reason
+    assert rules_reason(body) == reason
