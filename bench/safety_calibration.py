@@ -141,6 +141,7 @@ RELEASED = frozenset(
         "risk_blind17",
         "risk_blind18",
         "risk_blind19",
+        "risk_blind20",
     }
 )
 
