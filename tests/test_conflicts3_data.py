@@ -1,0 +1,119 @@
+"""Shape of eval/conflicts3: two more fictional test products, each with 5 planted conflicts,
+4 controls and 3 plain tickets (the checks shared with eval/conflicts and eval/conflicts2:
+`conflict_sets.py`), and what this set asks besides: numbered steps, 200-290 words an article,
+hosts on `.example`, and no id or slug of the earlier sets."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import conflict_sets as checks
+from conflict_sets import EVAL, ConflictSet
+from product_sets import read_jsonl
+
+CONFLICTS3 = ConflictSet(
+    EVAL / "conflicts3",
+    # Product folder -> split of all its tickets (both products are test data).
+    {"pinfathom": "test", "quaybarrel": "test"},
+    {
+        "PN-008": ("kb-courses", "4 people"),
+        "PN-009": ("kb-diver-app", "48 hours"),
+        "QB-009": ("kb-wholesale-orders", "45 days"),
+    },
+)
+PRODUCTS = list(CONFLICTS3.products)
+EARLIER_SETS = ("conflicts", "conflicts2")
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_articles_are_markdown_with_headings_and_length(product: str) -> None:
+    checks.check_articles(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_resolved_tickets_have_the_fields_and_link_existing_articles(product: str) -> None:
+    checks.check_resolved(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_tickets_have_the_fields_and_existing_docs(product: str) -> None:
+    checks.check_tickets(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_every_fact_alternative_is_in_an_expected_doc_and_not_in_the_ticket(product: str) -> None:
+    checks.check_fact_alternatives(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_five_conflicts_four_controls_three_plain(product: str) -> None:
+    checks.check_mix(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_conflicts_put_one_value_in_each_source(product: str) -> None:
+    checks.check_conflicts(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_controls_agree_in_other_words_or_are_about_another_subject(product: str) -> None:
+    checks.check_controls(CONFLICTS3, product)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_plain_tickets_have_one_source(product: str) -> None:
+    checks.check_plain(CONFLICTS3, product)
+
+
+def test_ids_and_conflict_slugs_are_unique_across_products() -> None:
+    checks.check_unique_across_products(CONFLICTS3, tickets=24, slugs=10)
+
+
+def test_only_the_two_products_are_present() -> None:
+    checks.check_only_its_products(CONFLICTS3)
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_articles_have_numbered_steps_and_200_to_290_words(product: str) -> None:
+    for doc_id, body in CONFLICTS3.articles(product).items():
+        assert re.search(r"^1\. .*\n2\. ", body, re.M), (product, doc_id)
+        assert 200 <= len(body.split()) <= 290, (product, doc_id, len(body.split()))
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_hosts_are_on_the_reserved_example_domain(product: str) -> None:
+    texts = list(CONFLICTS3.sources(product).values())
+    texts += [f"{t['subject']}\n{t['body']}" for t in CONFLICTS3.tickets(product)]
+    for text in texts:
+        for host in re.findall(r"\b(?:[a-z][a-z0-9-]*\.)+[a-z]{2,}\b", text, re.I):
+            assert host.lower().endswith(".example"), host
+
+
+@pytest.mark.parametrize("earlier", EARLIER_SETS)
+def test_ids_and_slugs_do_not_clash_with_the_earlier_conflicts_sets(earlier: str) -> None:
+    base = EVAL / earlier
+    old_tickets = [row for path in base.glob("*/tickets.jsonl") for row in read_jsonl(path)]
+    old_resolved = {row["id"] for path in base.glob("*/resolved.jsonl") for row in read_jsonl(path)}
+    old_slugs = {row["conflict"] for row in old_tickets if row["conflict"] is not None}
+    old_prefixes = {row["id"].split("-")[0] for row in old_tickets}
+    assert old_tickets and old_resolved, earlier
+    for product in PRODUCTS:
+        for row in CONFLICTS3.tickets(product):
+            assert row["id"].split("-")[0] not in old_prefixes, row["id"]
+            assert row["conflict"] not in old_slugs, row["conflict"]
+        assert not {row["id"] for row in CONFLICTS3.resolved(product)} & old_resolved, product
+
+
+def test_ids_are_not_used_by_any_other_eval_set() -> None:
+    """Ticket-id prefixes and resolved ids appear in no JSONL file outside this set (read as
+    text, for the ids only)."""
+    ours = {row["id"] for p in PRODUCTS for row in CONFLICTS3.resolved(p)}
+    prefixes = {row["id"].split("-")[0] for p in PRODUCTS for row in CONFLICTS3.tickets(p)}
+    for path in EVAL.rglob("*.jsonl"):
+        if CONFLICTS3.base in path.parents:
+            continue
+        found = set(re.findall(r'"id": "([A-Za-z0-9]+-[0-9]+)"', path.read_text(encoding="utf-8")))
+        assert not found & ours, (path, found & ours)
+        assert not {i.split("-")[0] for i in found} & prefixes, path
