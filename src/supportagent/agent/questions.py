@@ -270,7 +270,14 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             r"\badd to (?:our|my|the) (?:monthly |yearly |annual )?(?:bill|invoice)\b|"
             # "What commission do agents get?": a rate or an amount.
             r"\b(?:what|which)\s+(?:[\w-]+\s+)?(?:commission|fee|rate|discount|deposit|surcharge|"
-            r"percentage)s?\s+(?:do|does|did|is|are|was|will|would|should|can|applies|apply)\b",
+            r"percentage)s?\s+(?:do|does|did|is|are|was|will|would|should|can|applies|apply)\b|"
+            # "What figure does it assume for each adult?", "what weight is used?", "what
+            # clean-water capacity does it assume?", "what number of seats ...?": a measure
+            # asked for by its name (not "what phone number", a name; nor "what value", "what
+            # amount" or "what size", which a name, "the full amount" or "medium" can answer).
+            r"\b(?:what|which)\s+(?:[\w-]+\s+)?(?P<measure>figure|weight|mass|distance|"
+            r"capacity|volume|temperature)s?\s+(?:do|does|did|is|are|was|will|would|should|gets?)\b|"
+            r"\bwhat number of\b",
             re.IGNORECASE,
         ),
     ),
@@ -360,7 +367,9 @@ def classify_question(text: str) -> Question:
         # A switch, toggle or option is a setting, which the answer names as one.
         focus = groups.get("focus") or ("setting" if groups.get("switch") else "")
         if kind is AnswerKind.NUMBER:
-            focus = _number_focus(clean)
+            # "At what weight does it start adding the extra charge?" names its measure: a
+            # price elsewhere in the question does not make it ask for one.
+            focus = "" if groups.get("measure") else _number_focus(clean)
         return Question(clean, kind, focus.lower())
     return Question(clean, AnswerKind.OTHER)
 
