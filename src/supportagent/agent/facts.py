@@ -166,7 +166,7 @@ _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 #: "how heavy", "at what temperature", "which day of the week" or "which version" ask for.
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
-    | {"bandwidth", "size", "percent", "pixel", "weekday", "monthday", "version"}
+    | {"bandwidth", "size", "percent", "pixel", "weekday", "monthday", "yeardate", "version"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
@@ -296,6 +296,8 @@ def quantities(text: str) -> list[Quantity]:
                 continue
             if _FREQUENCY.search(text, 0, match.start()) or (article and unit == "second"):
                 continue  # "once a month" is how often; "a second key" is not a duration
+            if unit == "time" and _AT_ONE_TIME.search(text, 0, match.start()):
+                continue  # "at any one time" is a moment, not a count of times
             value = word_value(word)
             if article and _HALF.search(text, 0, match.start()):
                 value = Decimal("0.5")  # "half an hour", "half a day"
@@ -337,6 +339,10 @@ _PER_PERIOD = _PATTERNS.compile(
     r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE
 )
 _HALF = _PATTERNS.compile(r"\bhalf\s+$", re.IGNORECASE)
+_AT_ONE_TIME = _PATTERNS.compile(r"\bat\s+(?:any\s+|the\s+)?$", re.IGNORECASE)
+_ONE_TIME = _PATTERNS.compile(
+    r"\bat\s+(?:any\s+)?one\s+time\b|\bone\s+at\s+a\s+time\b", re.IGNORECASE
+)
 _MINUS = _PATTERNS.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
 
 
@@ -575,6 +581,43 @@ def monthdays(text: str) -> list[Quantity]:
     return found
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_YEARDATE = _PATTERNS.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?!\s+\d{{4}})"
+    rf"|\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?![,\s]+\d{{4}})(?!\s*(?:[:.]\d|%))",
+    re.IGNORECASE,
+)
+
+
+def yeardates(text: str) -> list[Quantity]:
+    """The day of a yearly event, as a value of the dimension ``yeardate`` (month times 100
+    plus day): "invoices fall due on 1 October" and "the annual fee falls due on 28 May" give two
+    values of one thing (round 24 of the drafter). A date with its year ("3 March 2026") is
+    one case's, not a rule's, and is not one."""
+    found = []
+    for match in _YEARDATE.finditer(text):
+        day, month = (
+            (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+        )
+        if not 1 <= int(day) <= 31:
+            continue
+        value = Decimal((_MONTHS.index(month[:3].lower()) + 1) * 100 + int(day))
+        found.append(Quantity(value, "yeardate", match.group(0), match.start(), match.end()))
+    return found
+
+
+#: Systems whose releases are counted in whole numbers (``_VERSION_VALUE``'s last form):
+#: "Android 13 or newer", "iOS 16 or later".
+_SYSTEMS = frozenset(
+    {"android", "ios", "ipados", "macos", "watchos", "windows", "chrome", "chromeos"}
+    | {"firefox", "safari", "edge"}
+)
+
+
 #: A version said as the least that something needs: before "or later" and its like ("3.8 or
 #: newer", "2.1+"), or after "at least" or "minimum" ("at least version 5.2"). A version
 #: that something merely runs ("still on version 1.9", "version 4.2.0 reads the proxy") is
@@ -583,7 +626,11 @@ _VERSION_VALUE = _PATTERNS.compile(
     r"(?<![$€£\d.,])\b(\d+(?:\.\d+){1,2})(?=\s*(?:or|and)\s+(?:later|newer|above|higher|up)\b"
     r"|\+(?!\d)|\s+(?:onwards|onward)\b)"
     r"|\b(?:at\s+least|minimum(?:\s+of)?)\s+(?:(?:version|firmware|release)\s+)?v?"
-    r"(\d+(?:\.\d+){1,2})\b(?![.,]\d)",
+    r"(\d+(?:\.\d+){1,2})\b(?![.,]\d)"
+    # An operating system or a browser counts its releases in whole numbers: "Android 13 or
+    # newer", "iOS 16 or later", "Windows 10 and up" (round 24).
+    rf"|\b(?:{'|'.join(sorted(_SYSTEMS, key=lambda w: (-len(w), w)))})\s+"
+    r"(\d{1,3})(?=\s*(?:or|and)\s+(?:later|newer|above|higher|up)\b|\+(?!\d))",
     re.IGNORECASE,
 )
 #: Words before a version that say it is one, or that it is the least, not what it is a
@@ -600,7 +647,7 @@ def versions(text: str) -> list[Quantity]:
     "a cargo bike needs firmware 3.8 or newer" give two minimum versions of one thing."""
     found = []
     for match in _VERSION_VALUE.finditer(text):
-        group = 1 if match.group(1) else 2
+        group = next(g for g in (1, 2, 3) if match.group(g))
         number = match.group(group)
         parts = [int(x) for x in number.split(".")] + [0, 0]
         value = Decimal(parts[0] * 1_000_000 + parts[1] * 1_000 + parts[2])
@@ -660,6 +707,8 @@ _UNIVERSAL = _PATTERNS.compile(
     rf"regions?|customers?|devices?|{_SCOPE_NOUN})\b|\bregardless of\b|\bno matter\b"
     r"|\bwithout exception\b|\bwhatever the\b|\bwhichever\b"
     r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b"
+    # "Every feature of the app, probe pairing included, works on those versions" (round 24).
+    r"|\b(?:every|each|all(?: the)?)\s+(?:feature|function)s?\b"
     rf"|{_SAME_HOWEVER}",
     re.IGNORECASE,
 )
@@ -1058,6 +1107,8 @@ def _conditions(
     # "beyond the five included" restates the plan's allowance ("above your plan's limit"),
     # which is no condition of its own.
     rest = _ALLOWANCE.sub(" ", rest)
+    # "at any one time" says when the limit holds, not a number it depends on (round 24).
+    rest = _ONE_TIME.sub(" ", rest)
     return frozenset(measured) | _numbers(_CLOCK_TIME.sub(" ", rest))
 
 
@@ -1223,6 +1274,11 @@ def find_conflicts(
                     seen.add(key)
                     conflicts.append(conflict)
             continue
+        if _os_release(a) and _os_release(b) and not _version_against_rule(a, b):
+            # "iOS 16 or later" for the scanner app and "Safari on iOS 15 or later" for the
+            # booking widget: two things that run on one system, each with its own least
+            # release (round 24).
+            continue
         if a.kind is DocKind.KB and b.kind is DocKind.KB:
             # One knowledge base is written to agree with itself; two of its articles that
             # share a verb ("retries a failed payment", "retries a failed event") are mostly
@@ -1238,6 +1294,7 @@ def find_conflicts(
                 lexical < SUBJECT_OVERLAP_ARTICLES
                 and not by_meaning
                 and not _channel_against_rule(a, b)
+                and not _version_against_rule(a, b)
             ):
                 continue
         else:
@@ -1497,6 +1554,24 @@ def _channel_against_rule(a: Fact, b: Fact) -> bool:
     )
 
 
+def _os_release(fact: Fact) -> bool:
+    """True when ``fact`` is the least release of an operating system or a browser, which
+    many parts of a product each name for themselves."""
+    return fact.dimension == "version" and versioned_thing(fact) in _SYSTEMS
+
+
+def _version_against_rule(a: Fact, b: Fact) -> bool:
+    """True when two least versions of one named thing ("Android 11 or later", "needs Android
+    13 or newer") differ and one of them claims to hold for everything ("every feature of the
+    app ... works on those versions"): the other contradicts that claim, however differently
+    the two sentences are worded (round 24 of the drafter). Without the claim, a feature that
+    needs a newer release than the app is no contradiction."""
+    if a.dimension != "version" or b.dimension != "version" or a.value == b.value:
+        return False
+    thing = versioned_thing(a)
+    return thing is not None and thing == versioned_thing(b) and (a.universal or b.universal)
+
+
 def _judge(a: Fact, b: Fact) -> Conflict | None:
     """Contradiction, exception, or two cases (different scopes: no conflict)."""
     if set(a.scope) == set(b.scope):
@@ -1530,6 +1605,7 @@ def values_in(text: str) -> list[Quantity]:
     found += weekdays(text)
     found += monthdays(text)
     found += [v for v in versions(text) if not any(f.start <= v.start < f.end for f in found)]
+    found += [d for d in yeardates(text) if not any(f.start <= d.start < f.end for f in found)]
     return found
 
 
@@ -1550,6 +1626,8 @@ def stated_by(text: str, fact: Fact) -> bool:
         found = monthdays(text)
     elif fact.dimension == "version":
         found = versions(text)
+    elif fact.dimension == "yeardate":
+        found = yeardates(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
 
 
