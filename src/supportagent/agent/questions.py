@@ -277,7 +277,9 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
             # amount" or "what size", which a name, "the full amount" or "medium" can answer).
             r"\b(?:what|which)\s+(?:[\w-]+\s+)?(?P<measure>figure|weight|mass|distance|"
             r"capacity|volume|temperature)s?\s+(?:do|does|did|is|are|was|will|would|should|gets?)\b|"
-            r"\bwhat number of\b",
+            r"\bwhat number of\b|"
+            # "On what date is the yearly rent due?": a date, which a day and a month give.
+            r"\b(?:what|which)\s+(?P<date>date|day of the (?:month|year))\b",
             re.IGNORECASE,
         ),
     ),
@@ -369,7 +371,13 @@ def classify_question(text: str) -> Question:
         if kind is AnswerKind.NUMBER:
             # "At what weight does it start adding the extra charge?" names its measure: a
             # price elsewhere in the question does not make it ask for one.
-            focus = "" if groups.get("measure") else _number_focus(clean)
+            focus = (
+                "date"
+                if groups.get("date")
+                else ""
+                if groups.get("measure")
+                else _number_focus(clean)
+            )
         return Question(clean, kind, focus.lower())
     return Question(clean, AnswerKind.OTHER)
 
@@ -455,6 +463,17 @@ def _number_focus(text: str) -> str:
     if found == "size" and _HOW_MANY.search(text) and not _HOW_MANY_SIZE_UNITS.search(text):
         return "count"
     return found
+
+
+#: A date given: a day of the month, a month, or a day named by its place ("on 1 October",
+#: "the 28th", "the last day of each month").
+_DATE_GIVEN = _PATTERNS.compile(
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:first|last|final)\s+(?:working\s+|business\s+)?day\b"
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
+    re.IGNORECASE,
+)
 
 
 #: "How many GB ...?" asks for a size in its units, not a count of things.
@@ -578,6 +597,8 @@ def has_answer(text: str, question: Question) -> bool:
                 or (question.focus == "money" and bool(re.search(r"\bfree\b", text, re.I)))
                 or (question.focus == "margin" and bool(_MARGIN.search(text)))
             )
+        if question.focus == "date":
+            return _DATE_GIVEN.search(text) is not None
         if question.focus == "count":
             # "$2 a month" or "within 5 minutes" says how much or how long, not how many.
             for found in reversed(quantities(text)):
