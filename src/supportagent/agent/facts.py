@@ -582,13 +582,14 @@ def monthdays(text: str) -> list[Quantity]:
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = (
+#: A month's name, whole or shortened (one group), which ``questions`` reads dates with too.
+MONTH = (
     r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
 _YEARDATE = _PATTERNS.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?!\s+\d{{4}})"
-    rf"|\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?![,\s]+\d{{4}})(?!\s*(?:[:.]\d|%))",
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}\b(?!\s+\d{{4}})"
+    rf"|\b{MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?![,\s]+\d{{4}})(?!\s*(?:[:.]\d|%))",
     re.IGNORECASE,
 )
 

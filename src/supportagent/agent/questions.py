@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from supportagent.agent.facts import MONEY, quantities, role_of
+from supportagent.agent.facts import MONEY, MONTH, quantities, role_of
 from supportagent.domain import Ticket
 from supportagent.regexcache import ProgramCache
 
@@ -371,13 +371,12 @@ def classify_question(text: str) -> Question:
         if kind is AnswerKind.NUMBER:
             # "At what weight does it start adding the extra charge?" names its measure: a
             # price elsewhere in the question does not make it ask for one.
-            focus = (
-                "date"
-                if groups.get("date")
-                else ""
-                if groups.get("measure")
-                else _number_focus(clean)
-            )
+            if groups.get("date"):
+                focus = "date"
+            elif groups.get("measure"):
+                focus = ""
+            else:
+                focus = _number_focus(clean)
         return Question(clean, kind, focus.lower())
     return Question(clean, AnswerKind.OTHER)
 
@@ -468,8 +467,7 @@ def _number_focus(text: str) -> str:
 #: A date given: a day of the month, a month, or a day named by its place ("on 1 October",
 #: "the 28th", "the last day of each month").
 _DATE_GIVEN = _PATTERNS.compile(
-    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}\b|\b{MONTH}\.?\s+\d{{1,2}}\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:first|last|final)\s+(?:working\s+|business\s+)?day\b"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
     re.IGNORECASE,
