@@ -55,7 +55,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mirror import git_bytes, git_dir, git_head
+from mirror import git_blobs, git_bytes, git_dir, git_head, git_paths
 
 EDA_ANSWERS = "Non-Augmented_Data/Question-Answer/Question-Answer_Dataset.csv"
 EDA_QUESTIONS = tuple(
@@ -174,17 +174,6 @@ def liveqa_med(medquad: Path, liveqa: Path, out: Path) -> str:
     )
 
 
-def git_paths(repo: Path, folder: str, rev: str = "HEAD") -> list[str]:
-    """Every file path under ``folder`` in ``repo``'s ``rev`` (HEAD unless told)."""
-    done = subprocess.run(
-        ["git", "--git-dir", str(repo), "ls-tree", "-r", "--name-only", rev, "--", folder],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.splitlines()
-
-
 def aws_page(markdown: str) -> tuple[str, str]:
     """(title, text) of one documentation page: the first heading, and the rest, unescaped."""
     lines = _ESCAPE.sub(r"\1", _ANCHOR.sub("", markdown)).splitlines()
@@ -237,28 +226,6 @@ def aws_docs(repo: Path, out: Path, others_per_guide: int = AWS_OTHERS_PER_GUIDE
         f"{len(corpus)} documents ({len(named)} named by a question, up to {others_per_guide} "
         f"others per guide), {len(queries)} queries, {sum(len(d) for d in qrels.values())} qrels"
     )
-
-
-def git_blobs(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, bytes]:
-    """The files at ``paths`` in ``repo``'s ``rev``, read in one ``git cat-file`` (absent ones left
-    out)."""
-    done = subprocess.run(
-        ["git", "--git-dir", str(repo), "cat-file", "--batch"],
-        input="".join(f"{rev}:{p}\n" for p in paths).encode("utf-8"),
-        check=True,
-        capture_output=True,
-    )
-    blobs: dict[str, bytes] = {}
-    out, at = done.stdout, 0
-    for path in paths:
-        end = out.index(b"\n", at)
-        header = out[at:end].split()
-        at = end + 1
-        if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            blobs[path] = out[at : at + size]
-            at += size + 1
-    return blobs
 
 
 _ADORNMENT = re.compile(r"([=\-`:'\"~^_*+#<>.])\1{2,}")
@@ -794,7 +761,7 @@ def ray_docs(questions_repo: Path, docs_repo: Path, out: Path) -> str:
             qrels[f"rayq{n:03d}"] = [d for d in docs if d in corpus]
     write_beir(out, sorted(corpus.values(), key=lambda d: d["_id"]), queries, qrels)
     (out / "LICENSE").write_bytes(git_bytes(questions_repo, "LICENSE"))
-    (out / "LICENSE.ray").write_bytes(git_blobs(docs_repo, RAY_DOCS_COMMIT, ["LICENSE"])["LICENSE"])
+    (out / "LICENSE.ray").write_bytes(git_bytes(docs_repo, "LICENSE", RAY_DOCS_COMMIT))
     api_pages = sum(1 for d in corpus if "/doc/" in d and d.split("/doc/", 1)[1].startswith("ray."))
     return (
         f"{len(corpus)} documents ({len(corpus) - api_pages} documentation pages, {api_pages} API "
