@@ -1,6 +1,8 @@
 """Checks shared by the conflict sets' data tests (`test_conflicts_data.py`,
-`test_conflicts2_data.py`): small fictional products, each with 5 planted conflicts, 4 controls
-and 3 plain tickets.
+`test_conflicts2_data.py`, `test_conflicts3_data.py`): small fictional products, each with 5
+planted conflicts, 4 controls and 3 plain tickets; and what the helper-written sets ask besides
+(numbered steps and 200-290 words an article, hosts on `.example`, no id or slug of an earlier
+set).
 
 Ids map to sources as in the other product sets: an article's id is its front-matter `id`, which
 must equal the file stem under `kb/`; a resolved ticket's id is its `id` in `resolved.jsonl`, and
@@ -223,3 +225,35 @@ def check_unique_across_products(cs: ConflictSet, tickets: int, slugs: int) -> N
 def check_only_its_products(cs: ConflictSet) -> None:
     folders = {path.name for path in cs.base.iterdir() if path.is_dir()}
     assert folders == set(cs.products), folders
+
+
+def check_steps_and_length(cs: ConflictSet, product: str) -> None:
+    """Every article has numbered steps and 200-290 words."""
+    for doc_id, body in cs.articles(product).items():
+        assert re.search(r"^1\. .*\n2\. ", body, re.M), (product, doc_id)
+        assert 200 <= len(body.split()) <= 290, (product, doc_id, len(body.split()))
+
+
+def check_example_hosts(cs: ConflictSet, product: str) -> None:
+    """Every host named in a source or a ticket is on the reserved `.example` domain."""
+    texts = list(cs.sources(product).values())
+    texts += [f"{t['subject']}\n{t['body']}" for t in cs.tickets(product)]
+    for text in texts:
+        for host in re.findall(r"\b(?:[a-z][a-z0-9-]*\.)+[a-z]{2,}\b", text, re.I):
+            assert host.lower().endswith(".example"), host
+
+
+def check_no_clash_with(cs: ConflictSet, earlier: str) -> None:
+    """No ticket-id prefix, conflict slug or resolved id of the set is one of ``earlier``'s
+    (an `eval/` folder of conflict products)."""
+    base = EVAL / earlier
+    old_tickets = [row for path in base.glob("*/tickets.jsonl") for row in read_jsonl(path)]
+    old_resolved = {row["id"] for path in base.glob("*/resolved.jsonl") for row in read_jsonl(path)}
+    old_slugs = {row["conflict"] for row in old_tickets if row["conflict"] is not None}
+    old_prefixes = {row["id"].split("-")[0] for row in old_tickets}
+    assert old_tickets and old_resolved, earlier
+    for product in cs.products:
+        for row in cs.tickets(product):
+            assert row["id"].split("-")[0] not in old_prefixes, row["id"]
+            assert row["conflict"] not in old_slugs, row["conflict"]
+        assert not {row["id"] for row in cs.resolved(product)} & old_resolved, product

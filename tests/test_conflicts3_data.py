@@ -11,7 +11,6 @@ import pytest
 
 import conflict_sets as checks
 from conflict_sets import EVAL, ConflictSet
-from product_sets import read_jsonl
 
 CONFLICTS3 = ConflictSet(
     EVAL / "conflicts3",
@@ -77,33 +76,17 @@ def test_only_the_two_products_are_present() -> None:
 
 @pytest.mark.parametrize("product", PRODUCTS)
 def test_articles_have_numbered_steps_and_200_to_290_words(product: str) -> None:
-    for doc_id, body in CONFLICTS3.articles(product).items():
-        assert re.search(r"^1\. .*\n2\. ", body, re.M), (product, doc_id)
-        assert 200 <= len(body.split()) <= 290, (product, doc_id, len(body.split()))
+    checks.check_steps_and_length(CONFLICTS3, product)
 
 
 @pytest.mark.parametrize("product", PRODUCTS)
 def test_hosts_are_on_the_reserved_example_domain(product: str) -> None:
-    texts = list(CONFLICTS3.sources(product).values())
-    texts += [f"{t['subject']}\n{t['body']}" for t in CONFLICTS3.tickets(product)]
-    for text in texts:
-        for host in re.findall(r"\b(?:[a-z][a-z0-9-]*\.)+[a-z]{2,}\b", text, re.I):
-            assert host.lower().endswith(".example"), host
+    checks.check_example_hosts(CONFLICTS3, product)
 
 
 @pytest.mark.parametrize("earlier", EARLIER_SETS)
 def test_ids_and_slugs_do_not_clash_with_the_earlier_conflicts_sets(earlier: str) -> None:
-    base = EVAL / earlier
-    old_tickets = [row for path in base.glob("*/tickets.jsonl") for row in read_jsonl(path)]
-    old_resolved = {row["id"] for path in base.glob("*/resolved.jsonl") for row in read_jsonl(path)}
-    old_slugs = {row["conflict"] for row in old_tickets if row["conflict"] is not None}
-    old_prefixes = {row["id"].split("-")[0] for row in old_tickets}
-    assert old_tickets and old_resolved, earlier
-    for product in PRODUCTS:
-        for row in CONFLICTS3.tickets(product):
-            assert row["id"].split("-")[0] not in old_prefixes, row["id"]
-            assert row["conflict"] not in old_slugs, row["conflict"]
-        assert not {row["id"] for row in CONFLICTS3.resolved(product)} & old_resolved, product
+    checks.check_no_clash_with(CONFLICTS3, earlier)
 
 
 def test_ids_are_not_used_by_any_other_eval_set() -> None:
