@@ -142,6 +142,7 @@ RELEASED = frozenset(
         "risk_blind18",
         "risk_blind19",
         "risk_blind20",
+        "risk_blind21",
     }
 )
 
