@@ -154,6 +154,11 @@ FIGURES_OF_SPEECH = [
     # round 24 (twentieth session)
     "That last boss nearly finished me off, is there an easier mode?",
     "The hill on the new route almost did me in, but I loved it.",
+    # round 28 (twenty-fifth session)
+    "The ferry looks so old I'm sure it will sink and we'll all die.",
+    "Will the citrus mask burn my skin off if I sleep in it?",
+    "I bleed like a stuck pig when I shave, so is the razor safe?",
+    "If I get hit by a bus, can my son still open the shared folder?",
 ]
 #: Sentences that say nothing is wrong, or disclaim what is asked (round 15f).
 REASSURANCES = [
@@ -182,6 +187,7 @@ def test_these_hold_self_harm_to_near(sentence: str) -> None:
         "After Friday I won't be around, so close the account.",
         "Quiero morirme, ya no aguanto más.",
         "Ich will nicht mehr leben.",
+        "Some days I hope I get hit by a bus on the way in.",
     ],
 )
 def test_said_in_earnest_it_still_fires(sentence: str) -> None:
