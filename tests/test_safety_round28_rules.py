@@ -17,14 +17,20 @@ from rule_rows import assert_escalates, assert_left_alone
 FIRES = [
     ("The portal showed me another patient's prescriptions when I logged in.", "security_incident"),
     ("Your welcome pack had somebody else's bank details printed inside.", "security_incident"),
-    ("The results screen lets anyone scroll through every player's medical forms.", "security_incident"),
+    (
+        "The results screen lets anyone scroll through every player's medical forms.",
+        "security_incident",
+    ),
     (
         "A stranger keeps texting the girls in her squad with their home addresses.",
         "security_incident",
     ),
     ("Our shared drive now has a user, 'temp-admin', that we never created.", "security_incident"),
     ("We never gave permission to show our son's photo on your poster.", "security_incident"),
-    ("Iemand is gisteren in mijn account gekomen en heeft het wachtwoord veranderd.", "security_incident"),
+    (
+        "Iemand is gisteren in mijn account gekomen en heeft het wachtwoord veranderd.",
+        "security_incident",
+    ),
     ("Alguém entrou na minha conta e mudou o e-mail.", "security_incident"),
     ("Não contei a ninguém, mas o meu chefe já sabia do resultado.", "security_incident"),
     ("Our neighbour's a solicitor and told us we've got a solid case.", "legal_threat"),
@@ -60,3 +66,10 @@ def test_round28_rows_fire(text: str, category: str) -> None:
 @pytest.mark.parametrize("text", QUIET)
 def test_round28_rows_stay_quiet(text: str) -> None:
     assert_left_alone(text)
+
+
+def test_a_supposition_reads_past_a_title() -> None:
+    """Round 28's review: the skips read a sentence as the rule rows do, so the full stop of
+    "Dr." or "Mrs." does not cut the supposition off the event it supposes."""
+    assert_left_alone("Hypothetically, if Dr. Okafor's laptop got stolen, would the app lock?")
+    assert_left_alone("Hypothetically, if Mrs. Lee's phone got stolen, could she still sign in?")

@@ -138,7 +138,7 @@ def compile_patterns(entry: Mapping[str, Any], where: str) -> tuple[re.Pattern[s
 #: inside a number ("£26.60") or an address ("example.com") ends nothing, and nor does one
 #: after an initial or a title before a name ("d'un certain M. Roux, avec son adresse",
 #: "Dr. Okafor's notes"; round 26).
-_SENTENCE_END = re.compile(
+SENTENCE_END = re.compile(
     r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bMme)(?<!\bMlle)(?<!\bSr)"
     r"(?<!\bSra)(?<!\bHr)(?<!\bFr)(?<!\bSig)(?<!\bDhr)(?<!\bMevr)[.!?]+(?=\s)|[!?][.!?]*(?=\s)|\n"
 )
@@ -197,7 +197,7 @@ class Together:
 def _sentence_spans(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each sentence of ``text``, in order, covering all of it."""
     start = 0
-    for end in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
+    for end in [*(m.end() for m in SENTENCE_END.finditer(text)), len(text)]:
         yield start, end
         start = end
 

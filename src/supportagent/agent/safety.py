@@ -27,6 +27,7 @@ from supportagent.agent.safety_semantic import (
 from supportagent.domain import NEAR_RISK, SafetyResult, Ticket
 from supportagent.regexcache import ProgramCache
 from supportagent.ruletable import (
+    SENTENCE_END,
     Together,
     compile_patterns,
     first_match,
@@ -64,7 +65,10 @@ _NEGATION_WINDOW = 2
 # A sentence that supposes the event instead of reporting it (the semantic detector reads
 # the same pattern): "Hypothetically, if my phone got stolen, ...", "What happens if ...".
 _HYPOTHETICAL = SUPPOSITION
-_SENTENCE_BREAK = _PATTERNS.compile(r"[.!?\n]")
+# Where a sentence ends, as the rule rows read it (``ruletable.SENTENCE_END``): not at the full
+# stop of "M. Roux", "Dr. Okafor" or "£26.60", so a hypothetical or a third party said earlier in
+# the same sentence is still seen.
+_SENTENCE_BREAK = SENTENCE_END
 # A sentence in which the writer takes someone else to law, not us: "I'm taking a former
 # tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
 # the statements", "we received a court order to deduct an employee's child maintenance",
