@@ -73,3 +73,12 @@ def test_a_supposition_reads_past_a_title() -> None:
     "Dr." or "Mrs." does not cut the supposition off the event it supposes."""
     assert_left_alone("Hypothetically, if Dr. Okafor's laptop got stolen, would the app lock?")
     assert_left_alone("Hypothetically, if Mrs. Lee's phone got stolen, could she still sign in?")
+
+
+def test_a_question_in_quotes_is_a_question_to_the_rows_too() -> None:
+    """Round 28's review: the rows read by their parts skip a question the way the semantic
+    detector does (``ruletable.asks``), closing quote or bracket and all."""
+    assert_left_alone(
+        'My son keeps asking, "Are our home address and phone number posted publicly?"'
+    )
+    assert_left_alone("Is our home address and phone number posted publicly (on the club page?)")

@@ -144,6 +144,13 @@ SENTENCE_END = re.compile(
 )
 
 
+def asks(sentence: str) -> bool:
+    """Whether ``sentence`` is a question: it ends with a question mark (Latin or full-width),
+    before any closing quote or bracket ("Is it public?”"). The rule rows and the semantic
+    detector read a question the same way."""
+    return sentence.rstrip().rstrip("\"'\u201d\u00bb)").endswith(("?", "\uff1f"))
+
+
 @dataclass(frozen=True, slots=True)
 class Facet:
     """One thing a sentence must say for a ``Together`` row: any of ``patterns``, matched at
@@ -184,7 +191,7 @@ class Together:
         """The first facet's first match in the first sentence that holds every facet (and
         whose match ``skip`` does not reject), or None."""
         for start, end in _sentence_spans(text):
-            if text[start:end].rstrip().endswith(("?", "\uff1f")):
+            if asks(text[start:end]):
                 continue
             first, *rest = (facet.first(text, start, end) for facet in self.facets)
             if first is None or None in rest:

@@ -35,6 +35,7 @@ from supportagent.regexcache import ProgramCache
 from supportagent.retrieval.dense import OnnxMiniLM, Vectors
 from supportagent.retrieval.exemplars import ExemplarIndex, load_exemplars
 from supportagent.retrieval.multilingual import MultilingualE5, multilingual_available
+from supportagent.ruletable import asks
 from supportagent.sentences import ticket_sentences
 
 #: The categories the detector knows, most severe first: when two fire, the first decides.
@@ -257,11 +258,6 @@ class Finding:
     near: bool = False
 
 
-def _asks(sentence: str) -> bool:
-    """Whether ``sentence`` is a question (it ends with a question mark, Latin or full-width)."""
-    return sentence.rstrip().rstrip("\"'\u201d\u00bb)").endswith(("?", "\uff1f"))
-
-
 @dataclass(frozen=True, slots=True)
 class SentenceScores:
     """A ticket's sentences scored under one embedder: per category, one value a sentence."""
@@ -307,7 +303,7 @@ class SentenceScores:
         if category in SUPPOSABLE:
             may &= np.asarray([SUPPOSITION.search(u) is None for u in self.units], dtype=bool)
         if category in UNASKED:
-            may &= np.asarray([not _asks(u) for u in self.units], dtype=bool)
+            may &= np.asarray([not asks(u) for u in self.units], dtype=bool)
         return may
 
     def by_exemplars(self, category: str, limit: Threshold, *, held: bool = True) -> Mask:
