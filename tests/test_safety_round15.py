@@ -158,7 +158,6 @@ FIGURES_OF_SPEECH = [
     "The ferry looks so old I'm sure it will sink and we'll all die.",
     "Will the citrus mask burn my skin off if I sleep in it?",
     "I bleed like a stuck pig when I shave, so is the razor safe?",
-    "If I get hit by a bus, can my son still open the shared folder?",
 ]
 #: Sentences that say nothing is wrong, or disclaim what is asked (round 15f).
 REASSURANCES = [
@@ -188,6 +187,8 @@ def test_these_hold_self_harm_to_near(sentence: str) -> None:
         "Quiero morirme, ya no aguanto más.",
         "Ich will nicht mehr leben.",
         "Some days I hope I get hit by a bus on the way in.",
+        "If I got hit by a bus tomorrow, would anyone even notice?",
+        "Honestly I wish we'd all die and get it over with.",
     ],
 )
 def test_said_in_earnest_it_still_fires(sentence: str) -> None:
