@@ -65,10 +65,6 @@ _NEGATION_WINDOW = 2
 # A sentence that supposes the event instead of reporting it (the semantic detector reads
 # the same pattern): "Hypothetically, if my phone got stolen, ...", "What happens if ...".
 _HYPOTHETICAL = SUPPOSITION
-# Where a sentence ends, as the rule rows read it (``ruletable.SENTENCE_END``): not at the full
-# stop of "M. Roux", "Dr. Okafor" or "£26.60", so a hypothetical or a third party said earlier in
-# the same sentence is still seen.
-_SENTENCE_BREAK = SENTENCE_END
 # A sentence in which the writer takes someone else to law, not us: "I'm taking a former
 # tenant to small claims court", "we are suing our old builder", "my divorce lawyer needs
 # the statements", "we received a court order to deduct an employee's child maintenance",
@@ -246,15 +242,17 @@ def _is_negated(text: str, start: int) -> bool:
 
 
 def _is_hypothetical(text: str, start: int) -> bool:
-    """True when the sentence up to ``start`` supposes rather than reports (see above)."""
-    return _HYPOTHETICAL.search(text_since(_SENTENCE_BREAK, text, start)) is not None
+    """True when the sentence up to ``start`` supposes rather than reports (see above). The
+    sentence is cut as the rule rows cut it (``SENTENCE_END``): not at the full stop of
+    "Mrs. Lee" or "£26.60", so a supposition said before a title is still seen."""
+    return _HYPOTHETICAL.search(text_since(SENTENCE_END, text, start)) is not None
 
 
 def _against_someone_else(text: str, start: int) -> bool:
     """True when the sentence holding ``start`` has the writer going to law against a third
     party (a tenant, a former employee, a spouse) and does not name us."""
-    head = text_since(_SENTENCE_BREAK, text, start)
-    tail = _SENTENCE_BREAK.split(text[start:], maxsplit=1)[0]
+    head = text_since(SENTENCE_END, text, start)
+    tail = SENTENCE_END.split(text[start:], maxsplit=1)[0]
     sentence = head + tail
     return _THIRD_PARTY.search(sentence) is not None and _NAMES_US.search(sentence) is None
 
