@@ -61,6 +61,11 @@ def conflicts_of(
     )
 
 
+def raw_sides(conflicts: Sequence[Conflict]) -> list[tuple[str, str]]:
+    """Each conflict's two values as written, the general side first."""
+    return [(c.general.quantity.raw, c.specific.quantity.raw) for c in conflicts]
+
+
 def problems_stated_alone(side: Fact, conflict: Conflict, passages: Sequence[Passage]) -> list[str]:
     """The problem codes the checker gives a draft that states only ``side`` of ``conflict``,
     quoting its sentence and citing its passage."""
