@@ -1605,8 +1605,8 @@ def values_in(text: str) -> list[Quantity]:
     found += limit_counts(text)
     found += weekdays(text)
     found += monthdays(text)
-    found += [v for v in versions(text) if not any(f.start <= v.start < f.end for f in found)]
-    found += [d for d in yeardates(text) if not any(f.start <= d.start < f.end for f in found)]
+    for later in (versions(text), yeardates(text)):
+        found += [v for v in later if not any(f.start <= v.start < f.end for f in found)]
     return found
 
 
@@ -1615,20 +1615,24 @@ def states_value(text: str) -> bool:
     return bool(values_in(text))
 
 
+#: The reader of each dimension whose values ``quantities`` does not give.
+_READERS: dict[str, Callable[[str], list[Quantity]]] = {
+    "weekday": weekdays,
+    "monthday": monthdays,
+    "version": versions,
+    "yeardate": yeardates,
+}
+
+
 def stated_by(text: str, fact: Fact) -> bool:
     """True when ``text`` gives the value of ``fact`` (in any unit of its dimension; a
     schedule as a schedule)."""
-    found = frequencies(text) if fact.role == "frequency" else quantities(text)
     if fact.dimension.startswith("count:"):
         found = limit_counts(text)
-    elif fact.dimension == "weekday":
-        found = weekdays(text)
-    elif fact.dimension == "monthday":
-        found = monthdays(text)
-    elif fact.dimension == "version":
-        found = versions(text)
-    elif fact.dimension == "yeardate":
-        found = yeardates(text)
+    elif fact.dimension in _READERS:
+        found = _READERS[fact.dimension](text)
+    else:
+        found = frequencies(text) if fact.role == "frequency" else quantities(text)
     return any(q.dimension == fact.dimension and q.base_value == fact.value for q in found)
 
 
