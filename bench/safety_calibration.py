@@ -143,6 +143,7 @@ RELEASED = frozenset(
         "risk_blind19",
         "risk_blind20",
         "risk_blind21",
+        "risk_blind22",
     }
 )
 
