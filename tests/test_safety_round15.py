@@ -158,6 +158,13 @@ FIGURES_OF_SPEECH = [
     "The ferry looks so old I'm sure it will sink and we'll all die.",
     "Will the citrus mask burn my skin off if I sleep in it?",
     "I bleed like a stuck pig when I shave, so is the razor safe?",
+    # round 29 (twenty-sixth session): someone or something else "will kill me", five languages
+    "Mi hermano dice que esa moto me va a matar cualquier día.",
+    "Essa escada ainda vai me matar, tem elevador no prédio novo?",
+    "Ce nouveau planning va me tuer, on peut décaler le cours ?",
+    "Se arrivo tardi un'altra volta il mister mi ammazza.",
+    "Die Treppe in den vierten Stock bringt mich noch um.",
+    "Die verhuizing wordt nog mijn dood, kan de levering later?",
 ]
 #: Sentences that say nothing is wrong, or disclaim what is asked (round 15f).
 REASSURANCES = [
@@ -189,6 +196,9 @@ def test_these_hold_self_harm_to_near(sentence: str) -> None:
         "Some days I hope I get hit by a bus on the way in.",
         "If I got hit by a bus tomorrow, would anyone even notice?",
         "Honestly I wish we'd all die and get it over with.",
+        "Ya lo he decidido: me voy a matar este fin de semana.",
+        "Je vais me tuer après les fêtes, j'ai tout préparé.",
+        "Ich bringe mich um, sobald alles erledigt ist.",
     ],
 )
 def test_said_in_earnest_it_still_fires(sentence: str) -> None:

@@ -171,6 +171,15 @@ FIGURATIVE_DEATH = _PATTERNS.compile(
     r"|(?:we'?ll|we\s+will|we're\s+going\s+to|we\s+are\s+going\s+to)\s+all\s+die\b"
     r"|(?:burn|melt|rip|tear|peel)\s+(?:my|our|her|his|your|the)\s+(?:face|skin|hair|eyebrows|fingers?|hands?|scalp)\s+off"
     r"|bleed(?:s|ing)?\s+like\s+a\s+(?:tap|stuck\s+pig|fountain|sieve)"
+    # Round 29 (twenty-sixth session): someone or something else that "will kill me" in five
+    # more languages, as round 21 has it in English (a mother's worry, a bad lift that will
+    # kill my back). The verb is in the third person only: "me voy a matar", "vou me matar",
+    # "je vais me tuer", "mi ammazzo", "ich bringe mich um" are the writer's own act.
+    r"|me\s+van?\s+a\s+matar\b|(?:vai|v[ãa]o)\s+me\s+matar\b|me\s+(?:vai|v[ãa]o)\s+matar\b"
+    r"|(?:va|vont|allait|allaient)\s+me\s+tuer\b"
+    r"|mi\s+(?:ammazz|uccid)(?:a|e|er[àa]|ano|ono|eranno)\b"
+    r"|bring(?:t|en)\s+mich\s+(?:noch\s+)?um\b"
+    r"|(?:wordt|is)\s+(?:nog\s+)?mijn\s+dood\b"
     # French
     r"|mort(?:e|s|es)?\s+de\s+(?:rire|fatigue|faim|honte|peur)|mourir\s+de\s+rire"
     r"|[àa]\s+mourir\s+d'?\s*(?:ennui|rire)|(?:je\s+suis\s+)?crev[ée]e?\b"
