@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from drafting import conflicts_of, hits, minilm, problems_stated_alone, resolved
+from drafting import conflicts_of, hits, minilm, problems_stated_alone, raw_sides, resolved
 from drafting import section as kb
 from supportagent.agent.facts import frequencies
 from supportagent.agent.grounding import check_grounding, exception_flags
@@ -177,3 +177,44 @@ def test_facts_of_different_subjects_do_not_conflict() -> None:
         "Invoices are e-mailed to the billing contact every Monday.",
     )
     assert conflicts_of(article, ticket, links={"RT-44": ("kb-billing",)}) == []
+
+
+def test_a_volume_masked_as_a_volume_meets_its_other_wording() -> None:
+    """Drafter round 25: a value is masked by its dimension before two sentences are compared
+    by meaning ("a tank of some litres"), not as "some time" for every value, which left these
+    two articles' wordings of one tank at 0.53 and 0.47, short of the 0.55 that two articles
+    each giving one value of a measure need."""
+    setup = kb(
+        "kb-adding-a-truck",
+        "Fresh water",
+        "Every new truck in Griddlebay starts with a fresh-water tank of 90 litres until you "
+        "measure and enter the real one.",
+        title="Adding a food truck",
+    )
+    gauge = kb(
+        "kb-driver-app",
+        "Water gauge",
+        "The driver app's gauge empties from a default tank of 60 L as dishes are washed, "
+        "until the size is changed in Truck settings.",
+        title="The driver app",
+    )
+    assert raw_sides(conflicts_of(setup, gauge)) in (
+        [("90 litres", "60 L")],
+        [("60 L", "90 litres")],
+    )
+
+
+def test_two_volumes_of_different_things_stay_apart() -> None:
+    reservoir = kb(
+        "kb-coffee-cart-setup",
+        "Water reservoir",
+        "Brewlane starts every new cart with a drinking-water reservoir of 40 litres.",
+        title="Setting up a coffee cart",
+    )
+    milk = kb(
+        "kb-cart-fridge",
+        "Milk fridge",
+        "The under-counter fridge holds up to 12 litres of milk in its two drawers.",
+        title="The cart fridge",
+    )
+    assert conflicts_of(reservoir, milk) == []
