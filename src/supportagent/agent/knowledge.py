@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from supportagent.config import Settings, load_settings
 from supportagent.domain import DocKind, Document, Hit, Passage
 from supportagent.errors import UserError
-from supportagent.language import detect_language
 from supportagent.retrieval.dense import (
     CachedEmbedder,
     Embedder,
@@ -29,9 +28,14 @@ from supportagent.retrieval.dense import (
     Vectors,
 )
 from supportagent.retrieval.fusion import Fusion
-from supportagent.retrieval.own_name import own_names as find_own_names
 from supportagent.retrieval.persisted import IndexNotCurrent
 from supportagent.retrieval.retriever import HybridRetriever
+from supportagent.retrieval.traits import (
+    corpus_language,
+    corpus_own_names,
+    stored_language,
+    stored_own_names,
+)
 from supportagent.retrieval.vectorlog import VectorLog
 
 if TYPE_CHECKING:
@@ -232,25 +236,22 @@ class Knowledge:
         return self.retriever.df(term) > 0 or self.retriever.df(term, "title") > 0
 
     def language(self) -> str:
-        """The language most articles are written in (``en`` when none can tell), found once."""
+        """The language most articles are written in (``en`` when none can tell), found once:
+        as the index on disk kept it, or from the articles (``traits.py``)."""
         if self._language is None:
-            votes: dict[str, int] = {}
-            articles = [p for p in self.retriever.passages if p.kind is DocKind.KB]
-            for passage in articles[:: max(len(articles) // 40, 1)]:
-                guess = detect_language(passage.text)
-                if guess.reliable:
-                    votes[guess.code] = votes.get(guess.code, 0) + 1
-            self._language = max(sorted(votes), key=votes.__getitem__) if votes else "en"
+            self._language = stored_language(self.retriever.traits) or corpus_language(
+                self.retriever.passages
+            )
         return self._language
 
     def own_names(self) -> tuple[str, ...]:
-        """The name the articles call their product by (``retrieval.own_name``), found once."""
+        """The name the articles call their product by (``retrieval.own_name``), found once:
+        as the index on disk kept it, or from the articles."""
         if self._own_names is None:
-            articles: dict[str, list[str]] = {}
-            for passage in self.retriever.passages:
-                if passage.kind is DocKind.KB:
-                    articles.setdefault(passage.doc_id, []).append(passage.text)
-            self._own_names = find_own_names("\n".join(parts) for parts in articles.values())
+            stored = stored_own_names(self.retriever.traits)
+            self._own_names = (
+                stored if stored is not None else corpus_own_names(self.retriever.passages)
+            )
         return self._own_names
 
     def links(self, doc_id: str) -> tuple[str, ...]:

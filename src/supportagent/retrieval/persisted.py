@@ -30,6 +30,7 @@ from supportagent.retrieval.bm25 import BM25Index
 from supportagent.retrieval.dense import Embedder, Progress, Vectors, embed_with_progress
 from supportagent.retrieval.passages import dense_text, title_text
 from supportagent.retrieval.text import tokenize
+from supportagent.retrieval.traits import corpus_traits
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,9 @@ class Loaded:
     ivf: ivf.IVFIndex | None = None
     #: The documents and passages, mapped; None when the corpus could not be saved as it is.
     corpus: mapped_corpus.MappedCorpus | None = None
+    #: What the articles say about themselves (``traits.corpus_traits``), kept at build; None
+    #: for an index built before they were kept.
+    traits: Mapping[str, Any] | None = None
 
 
 def dense_keys(passages: Sequence[Passage]) -> list[bytes]:
@@ -129,7 +133,7 @@ def _build(
     progress: Progress | None,
 ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
     arrays: dict[str, npt.NDArray[Any]] = {}
-    meta: dict[str, Any] = {"passages": len(passages)}
+    meta: dict[str, Any] = {"passages": len(passages), "traits": corpus_traits(passages)}
     texts = {
         "body": [p.text for p in passages],
         "title": [title_text(p, documents[p.doc_id]) for p in passages],
@@ -202,4 +206,12 @@ def _unpack(generation: ondisk.Generation, status: str) -> Loaded:
     corpus = (
         mapped_corpus.MappedCorpus(arrays) if mapped_corpus.MappedCorpus.present(arrays) else None
     )
-    return Loaded(indexes, arrays.get("dense"), status, approximate, corpus)
+    traits = meta.get("traits")
+    return Loaded(
+        indexes,
+        arrays.get("dense"),
+        status,
+        approximate,
+        corpus,
+        traits if isinstance(traits, Mapping) else None,
+    )

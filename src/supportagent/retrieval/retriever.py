@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -265,6 +266,9 @@ class HybridRetriever:
         #: How this retriever's index came to be: built in memory, mapped from disk, or built
         #: and saved (with the reason).
         self.index_status = "in memory"
+        #: What the articles say about themselves, as the index on disk kept it at build
+        #: (``traits.py``); None in memory, and once a document is added or replaced.
+        self.traits: Mapping[str, Any] | None = None
         prepared: dict[str, _Prepared] = {}
         if index_dir is not None:
             for document in documents:
@@ -351,6 +355,7 @@ class HybridRetriever:
             self._prepared = self._embed(prepared, progress)
             return self._build(self._prepared.values())
         self.index_status = loaded.status
+        self.traits = loaded.traits
         dense = None
         if self.embedder is not None and loaded.dense is not None and len(loaded.dense):
             self._rows = _GrowingRows(loaded.dense, copy=False)
@@ -670,6 +675,7 @@ class HybridRetriever:
                 snapshot = self._build(prepared.values())
             self._prepared = prepared
             self._snapshot = snapshot
+            self.traits = None  # kept for the documents the index was built from
 
     def _embed(
         self, prepared: Mapping[str, _Prepared], progress: Progress | None
