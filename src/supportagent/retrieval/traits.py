@@ -7,7 +7,8 @@ out when the offline drafter compares meanings). Worked out on each start, they 
 one-shot ``triage`` 0.05-0.08 s: the language identifier over up to forty articles and a scan
 of every article for the product's name. So they are worked out once, when the index is built,
 and kept in its manifest (``persisted.py``); ``Knowledge`` reads them from there, and works
-them out itself only for an index in memory, or one built before they were kept.
+them out itself only for an index in memory, one built before they were kept, or once a
+document has been added since the build (the retriever then drops what the manifest kept).
 """
 
 from __future__ import annotations
