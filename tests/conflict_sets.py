@@ -1,8 +1,8 @@
 """Checks shared by the conflict sets' data tests (`test_conflicts_data.py`,
-`test_conflicts2_data.py`, `test_conflicts3_data.py`): small fictional products, each with 5
-planted conflicts, 4 controls and 3 plain tickets; and what the helper-written sets ask besides
-(numbered steps and 200-290 words an article, hosts on `.example`, no id or slug of an earlier
-set).
+`test_conflicts2_data.py`, `test_conflicts3_data.py`, `test_conflicts4_data.py`): small
+fictional products, each with 5 planted conflicts, 4 controls and 3 plain tickets; and what the
+helper-written sets ask besides (numbered steps and 200-290 words an article, hosts on
+`.example`, no id or slug of an earlier set, and ids used nowhere else in `eval/`).
 
 Ids map to sources as in the other product sets: an article's id is its front-matter `id`, which
 must equal the file stem under `kb/`; a resolved ticket's id is its `id` in `resolved.jsonl`, and
@@ -261,3 +261,16 @@ def check_no_clash_with(cs: ConflictSet, earlier: str) -> None:
             assert row["id"].split("-")[0] not in old_prefixes, row["id"]
             assert row["conflict"] not in old_slugs, row["conflict"]
         assert not {row["id"] for row in cs.resolved(product)} & old_resolved, product
+
+
+def check_ids_unused_elsewhere(cs: ConflictSet) -> None:
+    """The set's ticket-id prefixes and resolved ids appear in no JSONL file outside it (read
+    as text, for the ids only)."""
+    ours = {row["id"] for p in cs.products for row in cs.resolved(p)}
+    prefixes = {row["id"].split("-")[0] for p in cs.products for row in cs.tickets(p)}
+    for path in EVAL.rglob("*.jsonl"):
+        if cs.base in path.parents:
+            continue
+        found = set(re.findall(r'"id": "([A-Za-z0-9]+-[0-9]+)"', path.read_text(encoding="utf-8")))
+        assert not found & ours, (path, found & ours)
+        assert not {i.split("-")[0] for i in found} & prefixes, path
