@@ -144,6 +144,8 @@ RELEASED = frozenset(
         "risk_blind20",
         "risk_blind21",
         "risk_blind22",
+        "risk_blind23",
+        "risk_blind24",
     }
 )
 
