@@ -167,6 +167,7 @@ _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
     | {"bandwidth", "size", "percent", "pixel", "weekday", "monthday", "yeardate", "version"}
+    | {"age"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
@@ -305,6 +306,10 @@ def quantities(text: str) -> list[Quantity]:
             value = Decimal(digits.replace(",", ""))
             if thousands:  # "10k requests"
                 value = (value * 1000).to_integral() if value * 1000 % 1 == 0 else value * 1000
+        if unit == "pence":
+            unit, value = "gbp", value / 100  # "60p" is £0.60 (round 26 of the drafter)
+        elif unit == "year" and (old := _OLD.match(text, end)) is not None:
+            unit, end, duration = "age", old.end(), False  # "under 12 years old"
         if half is None and duration and (half := _AND_HALF.match(text, end)) is not None:
             end = half.end()  # "an hour and a half"
         if half is not None:
@@ -343,6 +348,16 @@ _AT_ONE_TIME = _PATTERNS.compile(r"\bat\s+(?:any\s+|the\s+)?$", re.IGNORECASE)
 _ONE_TIME = _PATTERNS.compile(
     r"\bat\s+(?:any\s+)?one\s+time\b|\bone\s+at\s+a\s+time\b", re.IGNORECASE
 )
+#: "into one dye bath", "for a single class", "from one of our lockers": one thing of a kind,
+#: which "a single dye-pot batch" says with no number; no condition the value depends on
+#: (round 26 of the drafter).
+_ONE_OF_A_KIND = _PATTERNS.compile(
+    r"\b(?:into|in|per|for|on|to|from|with|within|across)\s+(?:one|a\s+single)\s+"
+    r"(?!(?:of|or|and|to|at|more)\b)|\bone\s+of\s+(?=(?:our|the|your|their|its|these|those)\b)",
+    re.IGNORECASE,
+)
+_POST_MERIDIEM = _PATTERNS.compile(r"\.\s?m\b", re.IGNORECASE)
+_OLD = _PATTERNS.compile(r"\s+old\b", re.IGNORECASE)
 _MINUS = _PATTERNS.compile(r"(?:^|(?<=\s)|(?<=\())[-\u2212]$")
 
 
@@ -367,6 +382,12 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
         return "nmi", tail.end()
     if first.replace(" ", "") in UNITS and raw[0] in "°º":
         return UNITS[first.replace(" ", "")], tail.end(1)
+    if raw == "p" and tail.start(1) == start and not _POST_MERIDIEM.match(text, tail.end(1)):
+        return "pence", tail.end(1)  # "60p", not "5 p" nor "2p.m."
+    if first == "pence":
+        return "pence", tail.end(1)
+    if first in ("year-old", "year-olds"):
+        return "age", tail.end(1)  # "12-year-olds"
     if len(raw) == 1 and raw != "%":
         unit = _LETTER_UNITS.get(raw) or (UNITS.get(raw) if raw.islower() else None)
         return (unit, tail.end(1)) if unit else (None, start)
@@ -710,7 +731,9 @@ _UNIVERSAL = _PATTERNS.compile(
     r"|\b(?:the )?same (?:for|on|in|at|across) (?:every|all|each|any)\b"
     # "Every feature of the app, probe pairing included, works on those versions" (round 24).
     r"|\b(?:every|each|all(?: the)?)\s+(?:feature|function)s?\b"
-    rf"|{_SAME_HOWEVER}",
+    rf"|{_SAME_HOWEVER}"
+    # "the same minimum on phones and tablets alike" (round 26).
+    r"|\bthe same\b[^.;]{0,40}\balike\b",
     re.IGNORECASE,
 )
 #: A rule said to hold however the customer reaches us, which a value for one channel can
@@ -1129,6 +1152,7 @@ def _conditions(
     rest = _ALLOWANCE.sub(" ", rest)
     # "at any one time" says when the limit holds, not a number it depends on (round 24).
     rest = _ONE_TIME.sub(" ", rest)
+    rest = _ONE_OF_A_KIND.sub(" ", rest)
     return frozenset(measured) | _numbers(_CLOCK_TIME.sub(" ", rest))
 
 
@@ -1617,6 +1641,26 @@ def _order(a: Fact, b: Fact) -> tuple[Fact, Fact]:
     )
 
 
+_AGED = _PATTERNS.compile(
+    r"\b(?:aged|ages|age|the age of)\s+(\d{1,3})(?![\d.,:]|\s*(?:%|percent|per cent))",
+    re.IGNORECASE,
+)
+
+
+def ages(text: str) -> list[Quantity]:
+    """A person's age given as such: "pupils aged 9 and over", "from the age of 16"
+    (:func:`quantities` reads "12 years old" and "12-year-olds"), of the dimension ``age``
+    (round 26 of the drafter)."""
+    return [
+        Quantity(Decimal(m.group(1)), "age", m.group(0), m.start(), m.end())
+        for m in _AGED.finditer(text)
+    ]
+
+
+def _ages_everywhere(text: str) -> list[Quantity]:
+    return [q for q in quantities(text) if q.unit == "age"] + ages(text)
+
+
 def values_in(text: str) -> list[Quantity]:
     """The values a fact can carry in ``text``: quantities, limited counts, the days of weekly
     and monthly events, and least versions not inside another value."""
@@ -1624,7 +1668,7 @@ def values_in(text: str) -> list[Quantity]:
     found += limit_counts(text)
     found += weekdays(text)
     found += monthdays(text)
-    for later in (versions(text), yeardates(text)):
+    for later in (ages(text), versions(text), yeardates(text)):
         found += [v for v in later if not any(f.start <= v.start < f.end for f in found)]
     return found
 
@@ -1640,6 +1684,7 @@ _READERS: dict[str, Callable[[str], list[Quantity]]] = {
     "monthday": monthdays,
     "version": versions,
     "yeardate": yeardates,
+    "age": _ages_everywhere,
 }
 
 

@@ -89,6 +89,14 @@ _LEAD_IN = _PATTERNS.compile(
     r"will|should)\b)",
     re.IGNORECASE,
 )
+#: "What should I write?", "What do we tell them?": a question about the reply, whose subject
+#: is what the ticket has already said (round 26 of the drafter).
+_META = _PATTERNS.compile(
+    r"^(?:so,?\s+)?what (?:should|do|can|would|shall) (?:i|we) (?:write|tell|say|put|answer"
+    r"|reply|post)(?: (?:them|him|her|people|members|customers|staff))?"
+    r"(?: (?:on|in|to) (?:the|our|my) [\w -]{1,30})?\W*$",
+    re.IGNORECASE,
+)
 #: "..., and how?" asks for the steps of what the question before it asked about.
 _BARE_HOW = _PATTERNS.compile(r"^(?:and |but )?how\W*$", re.IGNORECASE)
 _SECOND = _PATTERNS.compile(
@@ -130,6 +138,10 @@ def ticket_questions(ticket: Ticket) -> list[Question]:
                 named.add(next(reversed(asks)))
                 continue
             sentence = _ENUMERATED.sub("", sentence)
+            if _META.match(sentence):
+                # "What should I write?": the ticket has said what it needs answered; the
+                # subject asks it when it is a question, else the statement before does.
+                sentence = subject if subject.endswith("?") else before or sentence
             lead = _LEAD_IN.match(sentence)
             if lead is not None:
                 # "The code you get when pairing a tablet: how long does it last?": what the

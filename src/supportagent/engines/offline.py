@@ -30,6 +30,7 @@ from supportagent.agent.facts import (
     quantities,
     role_of,
     stated_by,
+    values_in,
 )
 from supportagent.agent.questions import AnswerKind, Question, asks_explanation, ticket_questions
 from supportagent.domain import (
@@ -61,6 +62,12 @@ CLOSE_MARGIN = 0.1
 LEAD_MARGIN = 0.1
 #: Two units of different documents whose embeddings are this alike speak of one thing.
 RIVAL_SIMILARITY = 0.55
+#: The same for a value of a kind a knowledge base gives seldom (a day of the week, a
+#: release, an age): two documents that each answer "which day?" with a different weekday
+#: are about one thing with less wording in common than two durations, of which every
+#: article gives several (round 26 of the drafter).
+RARE_RIVAL_SIMILARITY = 0.45
+RARE_KINDS = frozenset({"weekday", "monthday", "yeardate", "version", "age"})
 #: A resolved answer about the customer's case (``UnitScorer.case_words``) may be this far
 #: below the best unit and still be quoted beside it as the other value.
 CASE_MARGIN = 0.2
@@ -77,7 +84,7 @@ _VALUED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION})
 _ASKS_MEASURE = re.compile(
     r"\b(?:what time|which hours|what hours|between what|at what|how (?:heavy|cold|hot|warm|far|"
     r"deep|tall|high|wide|big|much rain)|what (?:temperature|weight|distance|threshold|level|"
-    r"window|hours))\b",
+    r"window|hours|day|age|version)|which (?:day|weekday|version|release)|how old)\b",
     re.IGNORECASE,
 )
 
@@ -425,7 +432,7 @@ def _rival(
     asked = question.kind
     mine = {
         (q.dimension, q.base_value)
-        for q in quantities(best.unit.text)
+        for q in values_in(best.unit.text)
         if (
             q.dimension.split("/")[0] in MEASURES
             if measured
@@ -456,7 +463,7 @@ def _rival(
         linked = _linked(best.unit, other.unit, links)
         theirs = {
             (q.dimension, q.base_value)
-            for q in quantities(other.unit.text)
+            for q in values_in(other.unit.text)
             if linked
             or q.dimension != "duration"
             or any(compatible_roles(role_of(other.unit.text, q), r) for r in roles)
@@ -468,7 +475,8 @@ def _rival(
             return other
         # Alike by meaning, and sharing a word with the question: "failed deliveries are
         # retried over 24 hours" is alike "parcels that arrive later" by meaning only.
-        if (scorer.alike(best.unit, other.unit) or 0.0) >= RIVAL_SIMILARITY and scorer.lexical(
+        floor = RARE_RIVAL_SIMILARITY if kinds <= RARE_KINDS else RIVAL_SIMILARITY
+        if (scorer.alike(best.unit, other.unit) or 0.0) >= floor and scorer.lexical(
             best.question, scorer.units.index(other.unit)
         ) > 0:
             return other
