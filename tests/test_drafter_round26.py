@@ -1,7 +1,8 @@
 """Round 26 of the offline drafter (twenty-seventh session, from conflicts4 released as tune):
 values the fact checks did not read, and a rival answer the drafter did not quote.
 
-- A price in pence ("a 60p fee") is money, in pounds: it can disagree with "£1.20".
+- A price in pence ("a 60p fee") is money, in pounds: it can disagree with "£1.20". Not a
+  video's "1080p" nor its "60p" frame rate.
 - A person's age ("under 12 years old", "12-year-olds", "pupils aged 9 and over") is a value
   of its own kind, not a duration of twelve years.
 - "into one dye bath" names one thing of a kind, as "a single batch" does: no number the value
@@ -42,7 +43,14 @@ def test_pence_are_pounds(text: str, value: Decimal) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["The shop opens at 2p.m. on Sundays.", "See p 5 of the guide.", "Open from 9 till 5p. m."],
+    [
+        "The shop opens at 2p.m. on Sundays.",
+        "See p 5 of the guide.",
+        "Open from 9 till 5p. m.",
+        "Clips export at 1080p unless you choose otherwise.",
+        "The camera records 4K at 60p.",
+        "A sum of 250p is rarely written that way.",
+    ],
 )
 def test_a_p_that_is_no_price_stays_out(text: str) -> None:
     assert not [q for q in quantities(text) if q.dimension == "gbp"]

@@ -382,8 +382,8 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
         return "nmi", tail.end()
     if first.replace(" ", "") in UNITS and raw[0] in "°º":
         return UNITS[first.replace(" ", "")], tail.end(1)
-    if raw == "p" and tail.start(1) == start and not _POST_MERIDIEM.match(text, tail.end(1)):
-        return "pence", tail.end(1)  # "60p", not "5 p" nor "2p.m."
+    if raw == "p" and tail.start(1) == start and _pence(text, start, tail.end(1)):
+        return "pence", tail.end(1)  # "60p", not "5 p", "2p.m.", "1080p" nor "4K at 60p"
     if first == "pence":
         return "pence", tail.end(1)
     if first in ("year-old", "year-olds"):
@@ -394,6 +394,22 @@ def _unit_after(text: str, start: int) -> tuple[str | None, int]:
     if first in UNITS:
         return UNITS[first], tail.end(1)
     return None, start
+
+
+#: Words of video, where "1080p" is a resolution and "60p" a frame rate, not a price.
+_VIDEO = _PATTERNS.compile(
+    r"\b(?:fps|frames?|video|videos|footage|resolution|4k|8k|hdr|\d{3,4}p)\b", re.IGNORECASE
+)
+
+
+def _pence(text: str, start: int, end: int) -> bool:
+    """True when the digits before ``start`` and the "p" ending at ``end`` are a price in pence:
+    a whole number under 100 ("60p"; a larger sum is written in pounds), not followed by "m"
+    ("2p.m.") and in a sentence that says nothing of video ("1080p", "shoots 4K at 60p")."""
+    digits = re.search(r"(\d+(?:\.\d+)?)$", text[:start])
+    if digits is None or "." in digits.group(1) or int(digits.group(1)) >= 100:
+        return False
+    return not _POST_MERIDIEM.match(text, end) and not _VIDEO.search(text)
 
 
 _MERIDIEM = r"(?:\s*([ap])(?:\.\s?m\.|\s?m\b))"
