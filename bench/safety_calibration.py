@@ -316,8 +316,25 @@ def report(scored: Scored, thresholds: dict[str, dict[str, Threshold]]) -> None:
         print(line)
 
 
-def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
-    lines = [
+def kept_header(path: Path) -> list[str]:
+    """The comment lines before the first table of the thresholds file at ``path`` (empty when
+    there is none): the record of why each hand-chosen value is what it is, which ``--write``
+    keeps (it rewrote a fixed header before, and dropped that record)."""
+    if not path.is_file():
+        return []
+    head: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            break
+        head.append(line)
+    while head and not head[-1].strip():
+        head.pop()
+    return head if all(not x.strip() or x.startswith("#") for x in head) else []
+
+
+def write(thresholds: dict[str, dict[str, Threshold]], path: Path | None = None) -> None:
+    path = path or THRESHOLDS_PATH
+    header = kept_header(path) or [
         "# Semantic safety thresholds per embedder and category (agent/safety_semantic.py).",
         "# Written by bench/safety_calibration.py --write from the tune halves; do not hand-tune",
         "# on test data. A category fires when a sentence reaches `similarity` (mean of its two",
@@ -329,8 +346,8 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
         "# sentence the model gives this share of a threshold, firing nothing, is near the",
         "# risk; the classifier then escalates the ticket as `uncertain` rather than answer it.",
         "# A category named in `[near]` has its own share (self-harm's band is wider, round 10).",
-        f"\n[{NEAR_TABLE}]\nshare = {load_near_share():.2f}",
     ]
+    lines = [*header, f"\n[{NEAR_TABLE}]\nshare = {load_near_share():.2f}"]
     shares = load_near_shares()
     lines += [
         f"{category} = {share:.2f}"
@@ -368,8 +385,8 @@ def write(thresholds: dict[str, dict[str, Threshold]]) -> None:
             if limit.exemplar_model_floor is not None:
                 values += f", exemplar_model_floor = {limit.exemplar_model_floor:.2f}"
             lines.append(f"{category} = {{ {values} }}")
-    THRESHOLDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"wrote {THRESHOLDS_PATH}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 BENIGN_FOLDS = 5
