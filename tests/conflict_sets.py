@@ -1,8 +1,10 @@
 """Checks shared by the conflict sets' data tests (`test_conflicts_data.py`,
-`test_conflicts2_data.py`, `test_conflicts3_data.py`, `test_conflicts4_data.py`): small
-fictional products, each with 5 planted conflicts, 4 controls and 3 plain tickets; and what the
-helper-written sets ask besides (numbered steps and 200-290 words an article, hosts on
-`.example`, no id or slug of an earlier set, and ids used nowhere else in `eval/`).
+`test_conflicts2_data.py` ... `test_conflicts5_data.py`): small fictional products, each with 5
+planted conflicts, 4 controls and 3 plain tickets; and what the helper-written sets ask besides
+(numbered steps and 200-290 words an article, hosts on `.example`, no id or slug of an earlier
+set, and ids used nowhere else in `eval/`). A set's test module subclasses
+:class:`ConflictSetChecks` or :class:`HelperWrittenSetChecks` with its own set, as the risk
+sets' modules subclass the classes of `risk_sets.py`.
 
 Ids map to sources as in the other product sets: an article's id is its front-matter `id`, which
 must equal the file stem under `kb/`; a resolved ticket's id is its `id` in `resolved.jsonl`, and
@@ -14,7 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+import pytest
 
 from product_sets import TICKET_FIELDS, read_jsonl, split_article
 
@@ -274,3 +278,76 @@ def check_ids_unused_elsewhere(cs: ConflictSet) -> None:
         found = set(re.findall(r'"id": "([A-Za-z0-9]+-[0-9]+)"', path.read_text(encoding="utf-8")))
         assert not found & ours, (path, found & ours)
         assert not {i.split("-")[0] for i in found} & prefixes, path
+
+
+class ConflictSetChecks:
+    """The checks every conflict set's data test runs, each check per product where it reads
+    one (``product`` is each folder of ``SET``). A subclass named ``Test...`` gives ``SET``, and
+    ``TICKETS`` and ``SLUGS`` when the set is not two products of 12 tickets and 5 conflicts."""
+
+    SET: ClassVar[ConflictSet]
+    TICKETS: ClassVar[int] = 24
+    SLUGS: ClassVar[int] = 10
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "product" in metafunc.fixturenames:
+            metafunc.parametrize("product", list(self.SET.products))
+
+    def test_articles_are_markdown_with_headings_and_length(self, product: str) -> None:
+        check_articles(self.SET, product)
+
+    def test_resolved_tickets_have_the_fields_and_link_existing_articles(
+        self, product: str
+    ) -> None:
+        check_resolved(self.SET, product)
+
+    def test_tickets_have_the_fields_and_existing_docs(self, product: str) -> None:
+        check_tickets(self.SET, product)
+
+    def test_every_fact_alternative_is_in_an_expected_doc_and_not_in_the_ticket(
+        self, product: str
+    ) -> None:
+        check_fact_alternatives(self.SET, product)
+
+    def test_five_conflicts_four_controls_three_plain(self, product: str) -> None:
+        check_mix(self.SET, product)
+
+    def test_conflicts_put_one_value_in_each_source(self, product: str) -> None:
+        check_conflicts(self.SET, product)
+
+    def test_controls_agree_in_other_words_or_are_about_another_subject(self, product: str) -> None:
+        check_controls(self.SET, product)
+
+    def test_plain_tickets_have_one_source(self, product: str) -> None:
+        check_plain(self.SET, product)
+
+    def test_ids_and_conflict_slugs_are_unique_across_products(self) -> None:
+        check_unique_across_products(self.SET, tickets=self.TICKETS, slugs=self.SLUGS)
+
+    def test_only_its_products_are_present(self) -> None:
+        check_only_its_products(self.SET)
+
+
+class HelperWrittenSetChecks(ConflictSetChecks):
+    """The same, and what the sets a helper wrote after the first ask besides: numbered steps
+    and 200-290 words an article, hosts on `.example`, no id or slug of the ``EARLIER`` sets
+    (``earlier`` is each of them), and ids used nowhere else in `eval/`."""
+
+    EARLIER: ClassVar[tuple[str, ...]]
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        super().pytest_generate_tests(metafunc)
+        if "earlier" in metafunc.fixturenames:
+            metafunc.parametrize("earlier", self.EARLIER)
+
+    def test_articles_have_numbered_steps_and_200_to_290_words(self, product: str) -> None:
+        check_steps_and_length(self.SET, product)
+
+    def test_hosts_are_on_the_reserved_example_domain(self, product: str) -> None:
+        check_example_hosts(self.SET, product)
+
+    def test_ids_and_slugs_do_not_clash_with_the_earlier_conflicts_sets(self, earlier: str) -> None:
+        check_no_clash_with(self.SET, earlier)
+
+    def test_ids_are_not_used_by_any_other_eval_set(self) -> None:
+        check_ids_unused_elsewhere(self.SET)

@@ -3,10 +3,7 @@ and 3 plain tickets (the checks: `conflict_sets.py`)."""
 
 from __future__ import annotations
 
-import pytest
-
-import conflict_sets as checks
-from conflict_sets import EVAL, ConflictSet
+from conflict_sets import EVAL, ConflictSet, ConflictSetChecks
 
 CONFLICTS = ConflictSet(
     EVAL / "conflicts",
@@ -23,52 +20,9 @@ CONFLICTS = ConflictSet(
         "WL-009": ("kb-windlog-app", "30 days"),
     },
 )
-PRODUCTS = list(CONFLICTS.products)
 
 
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_articles_are_markdown_with_headings_and_length(product: str) -> None:
-    checks.check_articles(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_resolved_tickets_have_the_fields_and_link_existing_articles(product: str) -> None:
-    checks.check_resolved(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_tickets_have_the_fields_and_existing_docs(product: str) -> None:
-    checks.check_tickets(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_every_fact_alternative_is_in_an_expected_doc_and_not_in_the_ticket(product: str) -> None:
-    checks.check_fact_alternatives(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_five_conflicts_four_controls_three_plain(product: str) -> None:
-    checks.check_mix(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_conflicts_put_one_value_in_each_source(product: str) -> None:
-    checks.check_conflicts(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_controls_agree_in_other_words_or_are_about_another_subject(product: str) -> None:
-    checks.check_controls(CONFLICTS, product)
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_plain_tickets_have_one_source(product: str) -> None:
-    checks.check_plain(CONFLICTS, product)
-
-
-def test_ids_and_conflict_slugs_are_unique_across_products() -> None:
-    checks.check_unique_across_products(CONFLICTS, tickets=48, slugs=20)
-
-
-def test_only_the_four_products_are_present() -> None:
-    checks.check_only_its_products(CONFLICTS)
+class TestConflicts(ConflictSetChecks):
+    SET = CONFLICTS
+    TICKETS = 48
+    SLUGS = 20
