@@ -402,11 +402,14 @@ _VIDEO = _PATTERNS.compile(
 )
 
 
+_NUMBER_BEFORE = _PATTERNS.compile(r"(\d+(?:\.\d+)?)$")
+
+
 def _pence(text: str, start: int, end: int) -> bool:
     """True when the digits before ``start`` and the "p" ending at ``end`` are a price in pence:
     a whole number under 100 ("60p"; a larger sum is written in pounds), not followed by "m"
     ("2p.m.") and in a sentence that says nothing of video ("1080p", "shoots 4K at 60p")."""
-    digits = re.search(r"(\d+(?:\.\d+)?)$", text[:start])
+    digits = _NUMBER_BEFORE.search(text, 0, start)
     if digits is None or "." in digits.group(1) or int(digits.group(1)) >= 100:
         return False
     return not _POST_MERIDIEM.match(text, end) and not _VIDEO.search(text)
