@@ -146,6 +146,8 @@ RELEASED = frozenset(
         "risk_blind22",
         "risk_blind23",
         "risk_blind24",
+        "risk_blind25",
+        "risk_blind26",
     }
 )
 
