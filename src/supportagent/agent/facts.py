@@ -167,7 +167,7 @@ _PLACES = Decimal("1e-9")  # 50 °F is 10 °C, not 9.99...
 MEASURES = frozenset(
     {"clock", "window", "length", "mass", "volume", "temperature", "power", "energy"}
     | {"bandwidth", "size", "percent", "pixel", "weekday", "monthday", "yeardate", "version"}
-    | {"age"}
+    | {"age", "resolution"}
 )
 #: Scales that do not start at zero: a temperature in Fahrenheit less 32 is in Celsius units.
 _OFFSETS = {"fahrenheit": Decimal(-32)}
@@ -1676,6 +1676,31 @@ def ages(text: str) -> list[Quantity]:
     ]
 
 
+#: A picture's resolution (round 27 of the drafter): "4K", "1080p", "Full HD". Lines of
+#: height from a list, so that "100p" (pence) and "4k users" are not read as one; a lower-case
+#: "4k" only before a word of pictures.
+_RESOLUTION = _PATTERNS.compile(
+    r"(?<![\w.])(?:(240|360|480|540|576|720|1080|1440|2160|4320)p"
+    r"|([248])K|([248])k(?=\s+(?:video|videos|film|films|footage|resolution|camera|display|"
+    r"screen|monitor|tv|hdr|uhd)\b)|((?i:full|ultra)\s+HD|FHD|UHD|QHD))(?![\w])"
+)
+#: The lines of a picture "2K", "4K" or "8K" across, and of the named resolutions.
+_RESOLUTION_LINES = {"2": 1440, "4": 2160, "8": 4320, "full hd": 1080, "fhd": 1080}
+_RESOLUTION_LINES |= {"ultra hd": 2160, "uhd": 2160, "qhd": 1440}
+
+
+def resolutions(text: str) -> list[Quantity]:
+    """The resolutions ``text`` gives (``_RESOLUTION``) as lines of height, of the dimension
+    ``resolution``: "delivered in 4K" and "exported at 1080p" are two values of one."""
+    found = []
+    for match in _RESOLUTION.finditer(text):
+        lines, across, named = match.group(1), match.group(2) or match.group(3), match.group(4)
+        key = across or " ".join((named or "").lower().split())
+        value = Decimal(lines) if lines else Decimal(_RESOLUTION_LINES[key])
+        found.append(Quantity(value, "resolution", match.group(0), match.start(), match.end()))
+    return found
+
+
 def _ages_everywhere(text: str) -> list[Quantity]:
     return [q for q in quantities(text) if q.unit == "age"] + ages(text)
 
@@ -1687,7 +1712,7 @@ def values_in(text: str) -> list[Quantity]:
     found += limit_counts(text)
     found += weekdays(text)
     found += monthdays(text)
-    for later in (ages(text), versions(text), yeardates(text)):
+    for later in (ages(text), versions(text), yeardates(text), resolutions(text)):
         found += [v for v in later if not any(f.start <= v.start < f.end for f in found)]
     return found
 
@@ -1704,6 +1729,7 @@ _READERS: dict[str, Callable[[str], list[Quantity]]] = {
     "version": versions,
     "yeardate": yeardates,
     "age": _ages_everywhere,
+    "resolution": resolutions,
 }
 
 

@@ -65,9 +65,11 @@ RIVAL_SIMILARITY = 0.55
 #: The same for a value of a kind a knowledge base gives seldom (a day of the week, a
 #: release, an age): two documents that each answer "which day?" with a different weekday
 #: are about one thing with less wording in common than two durations, of which every
-#: article gives several (round 26 of the drafter).
-RARE_RIVAL_SIMILARITY = 0.45
-RARE_KINDS = frozenset({"weekday", "monthday", "yeardate", "version", "age"})
+#: article gives several (round 26 of the drafter; 0.45 then, 0.40 since round 27, when a
+#: resolution joined the kinds: "delivered in 4K, whatever the package" and "tour videos for
+#: estate agents are exported at 1080p" are 0.44 alike, and no product's draft moved).
+RARE_RIVAL_SIMILARITY = 0.40
+RARE_KINDS = frozenset({"weekday", "monthday", "yeardate", "version", "age", "resolution"})
 #: A resolved answer about the customer's case (``UnitScorer.case_words``) may be this far
 #: below the best unit and still be quoted beside it as the other value.
 CASE_MARGIN = 0.2
@@ -84,7 +86,8 @@ _VALUED = frozenset({AnswerKind.NUMBER, AnswerKind.DURATION})
 _ASKS_MEASURE = re.compile(
     r"\b(?:what time|which hours|what hours|between what|at what|how (?:heavy|cold|hot|warm|far|"
     r"deep|tall|high|wide|big|much rain)|what (?:temperature|weight|distance|threshold|level|"
-    r"window|hours|day|age|version)|which (?:day|weekday|version|release)|how old)\b",
+    r"window|hours|day|age|version|resolution)|which (?:day|weekday|version|release|resolution)|"
+    r"how old|how sharp)\b",
     re.IGNORECASE,
 )
 
@@ -455,7 +458,10 @@ def _rival(
         # which the best unit's passage never uses, is the case's side of a possible
         # exception: quoted from further down, and however it is worded.
         case = not other.unit.from_article and len(scorer.case_words(other.unit, best.unit)) >= 2
-        if other.score < best.score - (CASE_MARGIN if case else CLOSE_MARGIN):
+        # A rare kind of value (a resolution, a version, an age) that another document gives
+        # for the question is seldom about something else: it may rank further down (round 27).
+        rare = bool(kinds) and kinds <= RARE_KINDS
+        if other.score < best.score - (CASE_MARGIN if case or rare else CLOSE_MARGIN):
             continue
         # A resolved ticket linked to the best unit's article is about its topic whatever role
         # its duration plays ("a 5-day grace period" against "penalised once 10 days have gone
