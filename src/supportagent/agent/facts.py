@@ -344,7 +344,11 @@ _PER_PERIOD = _PATTERNS.compile(
     r"\s+(hourly|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE
 )
 _HALF = _PATTERNS.compile(r"\bhalf\s+$", re.IGNORECASE)
+#: What stands just before "one time" when it is a moment ("at any one time", "at one
+#: time"): read back from a number word, so that "one time" is then no count of times.
 _AT_ONE_TIME = _PATTERNS.compile(r"\bat\s+(?:any\s+|the\s+)?$", re.IGNORECASE)
+#: The same moment as a whole phrase, and "one at a time": taken out of a clause before its
+#: numbers are read as the conditions a value holds under.
 _ONE_TIME = _PATTERNS.compile(
     r"\bat\s+(?:any\s+)?one\s+time\b|\bone\s+at\s+a\s+time\b", re.IGNORECASE
 )
