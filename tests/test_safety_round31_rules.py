@@ -1,6 +1,7 @@
 """Round 31 (twenty-eighth session, from risk_blind25 and risk_blind26 released as tune): being
-dead said as the writer's plan; signing in and landing in someone else's account; papers sent
-that are "for another family"; other people's personal data shown to the writer; what we send
+dead said as the writer's plan, and self-injury told as "doing things to myself" that leave
+wounds; signing in and landing in someone else's account; papers sent that are "for another
+family"; other people's personal data shown to the writer; what we send
 going to an address nobody recognises, a mailing with every address in the "To" line, a
 stranger photographing a screen; strangers who know where the writer's car is; "I never added
 anyone"; film shared without consent; money taken for a vehicle that is not the writer's, and
@@ -23,6 +24,7 @@ FIRES = [
         "self_harm_risk",
     ),
     ("Honestly I'm hoping to be dead by Christmas, so the renewal can lapse.", "self_harm_risk"),
+    ("I've started doing things to myself again that leave scars on my arms.", "self_harm_risk"),
     (
         "After the update I logged in and ended up in someone else's account, with her "
         "address and her saved card.",
@@ -71,6 +73,8 @@ FIRES = [
 QUIET = [
     "I'm planning to be dead tired after the marathon, so deliver on Monday.",
     "I want to be dead centre for the photo; which row is that?",
+    "I did something to myself at football and my ankle hurts; can I pause my plan?",
+    "I keep doing things to myself like forgetting the door code; can it be shorter?",
     "Can I end up in someone else's account if we share a laptop?",
     "Is the booking for another family counted on my account or theirs?",
     "The app shows me my guests' names and phone numbers, which saves time.",
