@@ -443,6 +443,10 @@ def _rival(
         )
     }
     kinds = {dimension for dimension, _ in mine}
+    # A rare kind of value (a resolution, a version, an age) that another document gives for
+    # the question is seldom about something else: it may rank further down (round 27) and be
+    # worded less alike (round 26).
+    rare = bool(kinds) and kinds <= RARE_KINDS
     # What each duration does ("within 10 seconds" is a deadline, "an hour of downtime" is
     # none): two values disagree only when they can be about the same thing.
     roles = {role_of(best.unit.text, q) for q in quantities(best.unit.text)}
@@ -458,9 +462,6 @@ def _rival(
         # which the best unit's passage never uses, is the case's side of a possible
         # exception: quoted from further down, and however it is worded.
         case = not other.unit.from_article and len(scorer.case_words(other.unit, best.unit)) >= 2
-        # A rare kind of value (a resolution, a version, an age) that another document gives
-        # for the question is seldom about something else: it may rank further down (round 27).
-        rare = bool(kinds) and kinds <= RARE_KINDS
         if other.score < best.score - (CASE_MARGIN if case or rare else CLOSE_MARGIN):
             continue
         # A resolved ticket linked to the best unit's article is about its topic whatever role
@@ -481,7 +482,7 @@ def _rival(
             return other
         # Alike by meaning, and sharing a word with the question: "failed deliveries are
         # retried over 24 hours" is alike "parcels that arrive later" by meaning only.
-        floor = RARE_RIVAL_SIMILARITY if kinds <= RARE_KINDS else RIVAL_SIMILARITY
+        floor = RARE_RIVAL_SIMILARITY if rare else RIVAL_SIMILARITY
         if (scorer.alike(best.unit, other.unit) or 0.0) >= floor and scorer.lexical(
             best.question, scorer.units.index(other.unit)
         ) > 0:
